@@ -1,0 +1,77 @@
+/**
+ * The records that flow between stages (see design.md, "Data flow"). Pure types, no behaviour, so
+ * every stage can import them without import cycles.
+ */
+
+/** One document from a corpus. `line` is 1-based (the CSV record's first line, the JSONL line, 1 for a file). */
+export interface Document {
+  readonly id: string;
+  readonly text: string;
+  /** The file the document came from (as given on the command line, or relative inside a folder). */
+  readonly source: string;
+  readonly line: number;
+}
+
+/** A corpus entry that could not become a document; written to `rejects.jsonl`, never dropped silently. */
+export interface Reject {
+  readonly file: string;
+  readonly line: number;
+  readonly id?: string;
+  readonly reason: string;
+}
+
+/** What a corpus reader yields: documents and rejects, in corpus order. */
+export type CorpusEntry =
+  | { readonly kind: 'document'; readonly document: Document }
+  | { readonly kind: 'reject'; readonly reject: Reject };
+
+/** A piece of a document that fits the model's context; `text` is exactly what gets embedded. */
+export interface Chunk {
+  readonly documentId: string;
+  /** 0..k-1 within the document. */
+  readonly index: number;
+  readonly text: string;
+  /** UTF-16 offsets of `text` in the document's text: chunks cover [0, text.length) in order. */
+  readonly start: number;
+  readonly end: number;
+  /** Token count (cl100k_base) used for planning. */
+  readonly tokens: number;
+  /** content_hash: hex sha256 of (model, text); the cache and incremental-run key. */
+  readonly hash: string;
+}
+
+/** One array-input `/embeddings` request's worth of chunks. `batchId` is deterministic (see planning/). */
+export interface Batch {
+  readonly batchId: string;
+  readonly model: string;
+  readonly chunks: readonly Chunk[];
+  /** Sum of the chunks' tokens. */
+  readonly tokens: number;
+}
+
+/** A chunk that could not be embedded; written to `failures.jsonl` with the gateway's message. */
+export interface ChunkFailure {
+  readonly documentId: string;
+  readonly chunkIndex: number;
+  readonly batchId: string;
+  readonly status?: number;
+  readonly message: string;
+}
+
+/** The outcome of one batch: vectors for the chunks that succeeded, failures for the rest. */
+export interface EmbeddedBatch {
+  readonly batchId: string;
+  readonly model: string;
+  /** Chunks that got a vector, in batch order; `vectors[i]` belongs to `chunks[i]`. */
+  readonly chunks: readonly Chunk[];
+  readonly vectors: readonly Float32Array[];
+  readonly failures: readonly ChunkFailure[];
+  /** Gateway-side accounting, summed over every request that made this batch. */
+  readonly usage: {
+    readonly promptTokens: number;
+    readonly cost: number;
+    readonly requests: number;
+    readonly retries: number;
+  };
+  readonly provider?: string;
+}
