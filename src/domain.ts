@@ -30,6 +30,12 @@ export interface Chunk {
   readonly documentId: string;
   /** 0..k-1 within the document. */
   readonly index: number;
+  /**
+   * 0 for a planned chunk. When the gateway rejects a planned chunk as too long, it is re-chunked
+   * smaller and its pieces keep `index` and number 0..m-1 here, so (documentId, index, subIndex)
+   * stays unique and in document order.
+   */
+  readonly subIndex?: number;
   readonly text: string;
   /** UTF-16 offsets of `text` in the document's text: chunks cover [0, text.length) in order. */
   readonly start: number;

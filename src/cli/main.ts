@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+/**
+ * The `embedpipe` command. The only place that turns errors into exit codes: every error a user can
+ * cause is an EmbedpipeError and prints as one line naming the problem.
+ */
+import { Command, CommanderError } from 'commander';
+import { EmbedpipeError, ExitCode } from '../errors.js';
+import { TOOL } from '../pipeline/tool.js';
+import { registerEmbed } from './embed.js';
+import { registerGateway } from './gateway.js';
+import { registerMembers } from './members.js';
+import { registerModels } from './models.js';
+import { registerRun } from './run.js';
+import { registerTranscribe } from './transcribe.js';
+
+function buildProgram(): Command {
+  const program = new Command('embedpipe')
+    .description('Batch embedding pipeline: corpus in, Parquet vectors out.')
+    .version(TOOL.version)
+    .showSuggestionAfterError()
+    .exitOverride()
+    .configureOutput({ outputError: () => {} });
+  registerRun(program);
+  registerModels(program);
+  registerMembers(program);
+  registerTranscribe(program);
+  registerEmbed(program);
+  registerGateway(program);
+  for (const command of program.commands) command.exitOverride().configureOutput({ outputError: () => {} });
+  return program;
+}
+
+/** The command line as typed, for "re-run the same command" hints. */
+function commandLine(argv: readonly string[]): string {
+  const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
+  return ['embedpipe', ...argv].map(quote).join(' ');
+}
+
+function report(error: unknown, argv: readonly string[]): number {
+  if (error instanceof CommanderError) {
+    if (error.exitCode === 0) return 0; // --help, --version
+    process.stderr.write(`embedpipe: ${error.message.replace(/^error: /, '')}\n`);
+    return ExitCode.usage;
+  }
+  if (error instanceof EmbedpipeError) {
+    let message = error.message;
+    if (error.exitCode === ExitCode.credits) {
+      message = `credits exhausted: ${message}. Add credits, then resume with: ${commandLine(argv)}`;
+    } else if (error.exitCode === ExitCode.authentication) {
+      message = `authentication failed: ${message} (check EMBEDPIPE_API_KEY / EMBEDPIPE_MANAGEMENT_KEY)`;
+    }
+    process.stderr.write(`embedpipe: ${message}\n`);
+    return error.exitCode;
+  }
+  process.stderr.write(`embedpipe: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return ExitCode.internal;
+}
+
+const argv = process.argv.slice(2);
+try {
+  await buildProgram().parseAsync(argv, { from: 'user' });
+} catch (error) {
+  process.exitCode = report(error, argv);
+}

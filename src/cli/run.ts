@@ -1,0 +1,107 @@
+/** `embedpipe run [JOB]`: the whole pipeline in one process, no services. */
+import type { Command } from 'commander';
+import { readEnvironment } from '../config/env.js';
+import { loadJobFile } from '../config/job.js';
+import { type RunFlags, resolveRunSettings } from '../config/settings.js';
+import { EMULATOR_API_KEY, type RunningEmulator, startEmulator } from '../emulator/index.js';
+import { ExitCode, InterruptedError, UsageError } from '../errors.js';
+import { GatewayClient } from '../gateway/index.js';
+import { createLogger } from '../observability/logger.js';
+import { startProgress } from '../observability/progress.js';
+import { RunStats } from '../observability/stats.js';
+import { type RunSummary, runPipeline } from '../pipeline/run.js';
+import { printJson } from './format.js';
+import { integerOption } from './options.js';
+
+interface RunCommandFlags extends RunFlags {
+  json?: boolean;
+}
+
+export function registerRun(program: Command): void {
+  program
+    .command('run')
+    .description('embed a corpus into a Parquet dataset, in this process')
+    .argument('[job]', 'job file (jobs/*.json); flags override it')
+    .option('--input <path>', 'CSV, JSONL, or a folder of .txt/.md files')
+    .option('--format <format>', 'csv | jsonl | text (default: from the extension)')
+    .option('--id-field <name>', 'id column or key (default: id)')
+    .option('--text-field <name>', 'text column or key (default: text)')
+    .option('--model <model>', 'embedding model, <provider>/<model_name>')
+    .option('--out <dir>', 'output folder (default: out)')
+    .option('--output-format <format>', 'parquet | arrow (default: parquet)')
+    .option('--base-url <url>', 'gateway base URL, ending in /v1 (default: $EMBEDPIPE_BASE_URL)')
+    .option('--emulator', 'start the local gateway emulator in-process and use it')
+    .option('--concurrency <n>', 'requests in flight (default: 8)', integerOption(1, 1024))
+    .option('--max-inputs <n>', 'inputs per request (default: 128)', integerOption(1, 2048))
+    .option('--max-tokens-per-request <n>', 'summed tokens per request (default: 300000)', integerOption(1))
+    .option('--max-tokens <n>', "tokens per chunk (default: from the model's context length)", integerOption(1))
+    .option('--overlap <n>', 'tokens shared by consecutive chunks (default: 0)', integerOption(0))
+    .option('--encoding-format <format>', 'base64 | float (default: base64)')
+    .option('--provider-order <a,b>', 'providers in order of preference')
+    .option('--allow-fallbacks', 'let the gateway use backup providers')
+    .option('--no-allow-fallbacks', 'never let the gateway use backup providers')
+    .option('--data-collection <policy>', 'deny: only providers that do not collect data')
+    .option('--max-attempts <n>', 'HTTP attempts per request (default: 8)', integerOption(1, 100))
+    .option('--dry-run', 'plan and count tokens and cost; call no embeddings')
+    .option('--json', 'print the summary as JSON on stdout')
+    .action(async (jobPath: string | undefined, flags: RunCommandFlags) => {
+      const env = readEnvironment();
+      const job = jobPath ? await loadJobFile(jobPath) : undefined;
+      const settings = resolveRunSettings(flags, job, env);
+      const logger = createLogger({ ...(env.logLevel ? { level: env.logLevel } : {}) });
+
+      let emulator: RunningEmulator | undefined;
+      let baseUrl = settings.baseUrl;
+      let apiKey = env.apiKey;
+      if (settings.emulator) {
+        emulator = await startEmulator({ recordRequests: false });
+        baseUrl = emulator.baseUrl;
+        apiKey = EMULATOR_API_KEY;
+        logger.info({ baseUrl }, 'started the local gateway emulator');
+      } else if (!apiKey) {
+        throw new UsageError('EMBEDPIPE_API_KEY is not set (or pass --emulator to use the local gateway emulator)');
+      }
+
+      const client = new GatewayClient({ baseUrl, ...(apiKey ? { apiKey } : {}), timeoutMs: settings.timeoutMs });
+      const stats = new RunStats();
+      const controller = new AbortController();
+      const interrupt = () =>
+        controller.abort(new InterruptedError('interrupted; finished batches are kept: re-run the same command to resume'));
+      process.once('SIGINT', interrupt);
+      process.once('SIGTERM', interrupt);
+      const progress = startProgress(stats);
+      let summary: RunSummary;
+      try {
+        summary = await runPipeline(settings, { client, logger, stats, signal: controller.signal });
+      } finally {
+        progress.stop();
+        process.off('SIGINT', interrupt);
+        process.off('SIGTERM', interrupt);
+        await client.close();
+        await emulator?.close();
+      }
+      if (flags.json) printJson(summary);
+      else process.stdout.write(describeSummary(summary));
+      if (summary.status === 'incomplete') process.exitCode = ExitCode.batchesFailed;
+    });
+}
+
+function describeSummary(s: RunSummary): string {
+  const usd = `$${s.cost.toFixed(6)}`;
+  if (s.status === 'dry-run') {
+    return (
+      `dry run for ${s.model}: ${s.documents} documents, ${s.rejects} rejected, ${s.chunks} chunks, ` +
+      `${s.tokens} tokens in ${s.batches.planned} requests; estimated cost ${usd}\n`
+    );
+  }
+  const lines = [
+    `${s.status === 'done' ? 'done' : 'INCOMPLETE'}: ${s.rows} vectors (${s.dims ?? '?'} dims, ${s.model}) in ${s.outDir}`,
+    `  documents ${s.documents}, rejected ${s.rejects}${s.rejects > 0 ? ' (rejects.jsonl)' : ''}, chunks ${s.chunks}, tokens ${s.tokens}`,
+    `  batches ${s.batches.planned}: ${s.batches.embedded} embedded, ${s.batches.resumed} already done, ${s.batches.failed} failed`,
+    `  requests ${s.requests}, retries ${s.retries}, cost ${usd}, ${(s.elapsedMs / 1000).toFixed(1)} s`,
+  ];
+  if (s.failures > 0) lines.push(`  ${s.failures} chunks could not be embedded: see failures.jsonl`);
+  if (s.status === 'incomplete') lines.push('  re-run the same command to retry the failed batches');
+  else lines.push(`  query it: duckdb -c "SELECT id, chunk_index, text FROM read_parquet('${s.outDir}/*.parquet') LIMIT 5"`);
+  return `${lines.join('\n')}\n`;
+}

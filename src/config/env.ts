@@ -1,0 +1,38 @@
+/**
+ * The only reader of process.env. Everything else receives these values as options, so tests and
+ * the library never depend on the ambient environment.
+ */
+export interface Environment {
+  readonly baseUrl?: string;
+  readonly apiKey?: string;
+  readonly managementKey?: string;
+  readonly redisUrl?: string;
+  readonly logLevel?: string;
+}
+
+export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
+  const pick = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value ? value : undefined;
+  };
+  const out: { -readonly [K in keyof Environment]: Environment[K] } = {};
+  const baseUrl = pick('EMBEDPIPE_BASE_URL');
+  const apiKey = pick('EMBEDPIPE_API_KEY');
+  const managementKey = pick('EMBEDPIPE_MANAGEMENT_KEY');
+  const redisUrl = pick('REDIS_URL');
+  const logLevel = pick('EMBEDPIPE_LOG_LEVEL');
+  if (baseUrl) out.baseUrl = baseUrl;
+  if (apiKey) out.apiKey = apiKey;
+  if (managementKey) out.managementKey = managementKey;
+  if (redisUrl) out.redisUrl = redisUrl;
+  if (logLevel) out.logLevel = logLevel;
+  return out;
+}
+
+/** Names of the variables, for error messages. */
+export const ENV_NAMES = {
+  baseUrl: 'EMBEDPIPE_BASE_URL',
+  apiKey: 'EMBEDPIPE_API_KEY',
+  managementKey: 'EMBEDPIPE_MANAGEMENT_KEY',
+  redisUrl: 'REDIS_URL',
+} as const;

@@ -1,0 +1,101 @@
+/**
+ * Declarative job files (jobs/*.json): the same settings as `embedpipe run` flags, validated with zod
+ * so an error names the offending field. Relative paths in a job file are relative to the file.
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { z } from 'zod';
+import { ConfigError, UsageError } from '../errors.js';
+
+const positiveInt = z.number().int().positive();
+
+export const jobFileSchema = z.strictObject({
+  $schema: z.string().optional(),
+  description: z.string().optional(),
+  input: z.strictObject({
+    path: z.string().min(1),
+    format: z.enum(['csv', 'jsonl', 'text']).optional(),
+    idField: z.string().min(1).optional(),
+    textField: z.string().min(1).optional(),
+  }),
+  model: z.string().min(1),
+  output: z
+    .strictObject({
+      dir: z.string().min(1).optional(),
+      format: z.enum(['parquet', 'arrow']).optional(),
+    })
+    .optional(),
+  gateway: z
+    .strictObject({
+      baseUrl: z.url().optional(),
+      /** Start the local gateway emulator in-process and use it (the demo). */
+      emulator: z.boolean().optional(),
+      timeoutMs: positiveInt.optional(),
+    })
+    .optional(),
+  chunking: z
+    .strictObject({
+      maxTokens: positiveInt.optional(),
+      overlap: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
+  batching: z
+    .strictObject({
+      maxInputs: positiveInt.max(2048).optional(),
+      maxTokensPerRequest: positiveInt.optional(),
+    })
+    .optional(),
+  concurrency: positiveInt.max(1024).optional(),
+  encodingFormat: z.enum(['base64', 'float']).optional(),
+  provider: z
+    .strictObject({
+      order: z.array(z.string().min(1)).min(1).optional(),
+      allowFallbacks: z.boolean().optional(),
+      dataCollection: z.enum(['allow', 'deny']).optional(),
+    })
+    .optional(),
+  retry: z
+    .strictObject({
+      maxAttempts: positiveInt.max(100).optional(),
+      baseDelayMs: positiveInt.optional(),
+      maxDelayMs: positiveInt.optional(),
+    })
+    .optional(),
+});
+
+export type JobFile = z.infer<typeof jobFileSchema>;
+
+/** Parses and validates a job file; paths inside it become absolute (relative to the file). */
+export async function loadJobFile(path: string): Promise<JobFile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(code === 'ENOENT' ? `job file not found: ${path}` : `cannot read job file ${path}: ${code}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`job file ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  return parseJob(json, path);
+}
+
+export function parseJob(json: unknown, path: string): JobFile {
+  const result = jobFileSchema.safeParse(json);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const field = issue.path.length > 0 ? issue.path.join('.') : '(top level)';
+    throw new ConfigError(`${path}: ${field}`, issue.message);
+  }
+  const job = result.data;
+  const base = dirname(resolve(path));
+  const absolute = (p: string) => resolve(base, p);
+  return {
+    ...job,
+    input: { ...job.input, path: absolute(job.input.path) },
+    ...(job.output ? { output: { ...job.output, ...(job.output.dir ? { dir: absolute(job.output.dir) } : {}) } } : {}),
+  };
+}

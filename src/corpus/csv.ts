@@ -1,0 +1,257 @@
+/**
+ * CSV corpus reader: csv-parse over the file's bytes, a header row naming the columns, one
+ * document per record.
+ *
+ * How the parser is driven, and why:
+ * - `encoding: null`: fields arrive as bytes and are decoded here with a fatal decoder, so invalid
+ *   UTF-8 rejects its row only (a lenient decoder would turn it into U+FFFD silently).
+ * - `bom: false`: the BOM is stripped before the parser (csv-parse's own BOM handling switches the
+ *   output back to strings).
+ * - `skip_records_with_error`: a malformed record is reported through `on_skip` and parsing goes on.
+ * - Line numbers come from byte offsets (the `cast` hook sees every field's end offset, even in
+ *   records that are later skipped) mapped through a LineIndex: csv-parse's own line count is off
+ *   after CRLF line breaks inside quoted fields, and it reports where a record ends, not where it
+ *   starts.
+ *
+ * What csv-parse can recover from (see the tests): a wrong column count and a stray quote inside
+ * an unquoted field cost only their record. After text following a closing quote ("a"b) the parser
+ * stays inside the quoted field until a quote that is followed by a delimiter or line break, so
+ * the reject may swallow the lines up to there (the reason says which lines). A quote that is
+ * never closed swallows the rest of the file into one reject.
+ */
+import { createReadStream } from 'node:fs';
+import { pipeline, Readable } from 'node:stream';
+import { type CsvError, type Options, type Parser, parse } from 'csv-parse';
+import type { CorpusEntry } from '../domain.js';
+import { UsageError } from '../errors.js';
+import { Reason, reject, toEntry } from './entries.js';
+import type { IdRegistry } from './ids.js';
+import { LineIndex } from './line-index.js';
+import type { CorpusStats } from './stats.js';
+import { decodeUtf8, withoutBom } from './utf8.js';
+
+export interface CsvReadOptions {
+  /** The file to read. */
+  readonly path: string;
+  /** How the file is named in documents and rejects (the path as the user gave it). */
+  readonly file: string;
+  readonly idField: string;
+  readonly textField: string;
+  readonly ids: IdRegistry;
+  readonly stats: CorpusStats;
+  /** A record larger than this stops the read with a UsageError (an unclosed quote, usually). */
+  readonly maxRecordBytes: number;
+}
+
+/** A good record, as handed from the parser's hooks to the reader, with the rejects that preceded it. */
+interface Row {
+  readonly line: number;
+  readonly fields: readonly Uint8Array[];
+  readonly before: readonly CorpusEntry[];
+}
+
+interface Header {
+  readonly idIndex: number;
+  readonly textIndex: number;
+  readonly width: number;
+}
+
+const COMMA = 0x2c;
+
+export async function* readCsv(options: CsvReadOptions): AsyncGenerator<CorpusEntry> {
+  const { file, stats } = options;
+  const index = new LineIndex();
+  let parser: Parser | undefined;
+  const records = new RecordTracker(index, options, () => parser?.options.record_delimiter ?? []);
+
+  const hooks: Options<Row, Uint8Array[]> = {
+    encoding: null,
+    bom: false,
+    skip_empty_lines: true,
+    skip_records_with_error: true,
+    cast: (value, context) => {
+      records.onField(value as unknown as Uint8Array, context.bytes);
+      return value;
+    },
+    on_skip: (error) => {
+      if (error !== undefined) records.onError(error);
+      return undefined;
+    },
+    on_record: (fields) => records.onRecord(fields),
+  };
+  // The typings tie on_record's result to string[] records; ours are Row objects.
+  parser = parse(hooks as unknown as Options);
+
+  async function* bytes(): AsyncGenerator<Buffer> {
+    for await (const chunk of withoutBom(counted(createReadStream(options.path), stats))) {
+      index.push(chunk);
+      if (index.retained > options.maxRecordBytes) {
+        throw new UsageError(
+          `${file}: a CSV record from line ${records.line} on is larger than ${options.maxRecordBytes} bytes (an unclosed quote?)`,
+        );
+      }
+      yield chunk;
+    }
+  }
+  // Errors (read errors, UsageErrors thrown from the hooks) destroy the parser and surface in the
+  // loop below; the callback only has to exist.
+  pipeline(Readable.from(bytes()), parser, () => {});
+
+  for await (const row of parser as AsyncIterable<Row>) {
+    yield* row.before;
+    yield records.toEntry(row);
+  }
+  yield* records.finish();
+}
+
+/** Passes chunks through, adding their size to `stats.bytesRead`. */
+async function* counted(chunks: AsyncIterable<Buffer>, stats: CorpusStats): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) {
+    stats.bytesRead += chunk.length;
+    yield chunk;
+  }
+}
+
+/**
+ * Follows the parser record by record through its synchronous hooks (cast per field, on_skip per
+ * error, on_record per good record) to know where each record starts, which records failed, and
+ * to turn failed records into rejects in corpus order.
+ *
+ * A record begins with its first hook call and ends at the field whose end offset is not a comma
+ * (a line break, or the end of the file). A wrong column count is reported just after that, so a
+ * failed record is turned into a reject only when the next record begins, or at the end.
+ */
+class RecordTracker {
+  header: Header | undefined;
+  readonly #index: LineIndex;
+  readonly #options: CsvReadOptions;
+  readonly #delimiters: () => readonly Uint8Array[];
+  /** Where the next record may start: the previous record's terminator. */
+  #nextFrom = 0;
+  #open = false;
+  // The current record (or the last one, once closed, until the next begins).
+  #start = 0;
+  #line = 1;
+  #end = 0;
+  #fields = 0;
+  #id: Uint8Array | undefined;
+  #error: CsvError | undefined;
+  #pending: CorpusEntry[] = [];
+
+  constructor(index: LineIndex, options: CsvReadOptions, delimiters: () => readonly Uint8Array[]) {
+    this.#index = index;
+    this.#options = options;
+    this.#delimiters = delimiters;
+  }
+
+  /** First line of the current record. */
+  get line(): number {
+    return this.#line;
+  }
+
+  onField(value: Uint8Array, endOffset: number): void {
+    this.#begin();
+    // Remember the id while the record is still sound: it names the record if it fails later.
+    if (this.#error === undefined && this.#fields === this.header?.idIndex) this.#id = value;
+    this.#fields += 1;
+    if (this.#index.byteAt(endOffset) !== COMMA) this.#close(endOffset);
+  }
+
+  onError(error: CsvError): void {
+    // The column count is checked after the record's last field, i.e. after it closed.
+    if (error.code !== 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH') this.#begin();
+    if (this.header === undefined) {
+      throw new UsageError(`${this.#options.file}: the CSV header row is malformed: ${parserMessage(error)}`);
+    }
+    this.#error ??= error;
+  }
+
+  /** A record the parser accepted: the header, or a Row for the reader. */
+  onRecord(fields: Uint8Array[]): Row | null {
+    if (this.header === undefined) {
+      this.header = readHeader(fields, this.#options);
+      return null;
+    }
+    const row = { line: this.#line, fields, before: this.#pending };
+    this.#pending = [];
+    return row;
+  }
+
+  /** A good record as a document or a reject. */
+  toEntry(row: Row): CorpusEntry {
+    const { file, ids } = this.#options;
+    const header = this.header!;
+    const id = decodeUtf8(row.fields[header.idIndex]!);
+    const text = decodeUtf8(row.fields[header.textIndex]!);
+    if (id === undefined || text === undefined) return reject(file, row.line, Reason.invalidUtf8, id);
+    return toEntry(ids, file, row.line, id, text);
+  }
+
+  /** Rejects still held at the end of the file. Throws if there was no header. */
+  finish(): CorpusEntry[] {
+    // Still inside a record at the end: a quote that was never closed.
+    if (this.#open) this.#close(this.#index.fed);
+    this.#settle();
+    if (this.header === undefined) throw new UsageError(`${this.#options.file}: the CSV file has no header row`);
+    return this.#pending;
+  }
+
+  #begin(): void {
+    if (this.#open) return;
+    this.#settle();
+    this.#open = true;
+    this.#start = this.#index.skip(this.#nextFrom, this.#delimiters());
+    this.#line = this.#index.lineAt(this.#start);
+    this.#fields = 0;
+    this.#id = undefined;
+    this.#error = undefined;
+  }
+
+  #close(endOffset: number): void {
+    this.#open = false;
+    this.#end = endOffset;
+    this.#nextFrom = endOffset;
+  }
+
+  /** Turns the last closed record into a reject if it failed. */
+  #settle(): void {
+    const error = this.#error;
+    if (error === undefined) return;
+    this.#error = undefined;
+    const header = this.header!;
+    let reason =
+      error.code === 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH'
+        ? Reason.wrongColumnCount(header.width, this.#fields)
+        : Reason.unparseableRow(parserMessage(error));
+    const lastLine = this.#index.lineAt(Math.max(this.#start, this.#end - 1));
+    if (lastLine > this.#line) reason += ` (record spans lines ${this.#line}-${lastLine})`;
+    const id = this.#id === undefined ? undefined : decodeUtf8(this.#id);
+    this.#pending.push(reject(this.#options.file, this.#line, reason, id || undefined));
+  }
+}
+
+function readHeader(fields: readonly Uint8Array[], options: CsvReadOptions): Header {
+  const names = fields.map((field) => decodeUtf8(field));
+  if (names.includes(undefined)) throw new UsageError(`${options.file}: the CSV header row is not valid UTF-8`);
+  const idIndex = names.indexOf(options.idField);
+  const textIndex = names.indexOf(options.textField);
+  const missing = [idIndex < 0 ? options.idField : undefined, textIndex < 0 ? options.textField : undefined]
+    .filter((name) => name !== undefined)
+    .map((name) => JSON.stringify(name));
+  if (missing.length > 0) {
+    const shown = names.slice(0, 20).map((name) => JSON.stringify(name));
+    if (names.length > 20) shown.push(`… ${names.length - 20} more`);
+    throw new UsageError(
+      `${options.file}: the CSV header has no ${missing.join(' or ')} column (columns: ${shown.join(', ')})`,
+    );
+  }
+  return { idIndex, textIndex, width: fields.length };
+}
+
+/** csv-parse's message without its line numbers (ours are the right ones) or dumped field bytes. */
+function parserMessage(error: CsvError): string {
+  return error.message
+    .replace(/,? value is .*$/s, '')
+    .replace(/ (?:at|on) line \d+/g, '')
+    .trim();
+}

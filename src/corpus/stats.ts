@@ -1,0 +1,14 @@
+/**
+ * Running totals of one corpus read, for progress and ETA displays. openCorpus updates the object
+ * passed in `CorpusOptions.stats` as it goes; a display polls it (no events, no callbacks).
+ */
+export class CorpusStats {
+  /** Documents yielded so far. */
+  documents = 0;
+  /** Rejects yielded so far. */
+  rejects = 0;
+  /** Bytes of input read from disk so far (counted when read, a little ahead of what was yielded). */
+  bytesRead = 0;
+  /** Size of the whole input in bytes (the file, or the folder's .txt/.md files); set when reading starts. */
+  totalBytes: number | undefined = undefined;
+}

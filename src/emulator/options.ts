@@ -1,0 +1,111 @@
+/**
+ * What an emulator can be told, in one place: the programmatic options of `startEmulator` and, with
+ * the same shape, the JSON config file (validated in config.ts). Defaults live with their concept
+ * (models.ts, providers.ts, keys.ts, faults.ts).
+ */
+
+export type InputModality = 'text' | 'image';
+
+export interface EmbeddingModelConfig {
+  /** Slug, form `<provider>/<model_name>`. */
+  id: string;
+  name?: string;
+  dims: number;
+  /** Tokens one input may have (cl100k_base, as the emulator counts). */
+  contextLength: number;
+  /** false: the listing omits `context_length`, yet the limit still applies (a hidden limit). Default true. */
+  listContextLength?: boolean;
+  /** An over-long text input is cut to `contextLength` tokens, or the request is answered 400. */
+  overLong: 'truncate' | 'reject';
+  /** USD per prompt token, a decimal string as the gateway publishes it (e.g. "0.00000002"). */
+  pricePerToken: string;
+  /** Default ['text']; with 'image' the model accepts image_url parts. */
+  inputModalities?: InputModality[];
+  /** Provider names, in the model's default order. */
+  providers: string[];
+  /** Inputs per request the model accepts (default 2048). */
+  maxInputs?: number;
+}
+
+export interface TranscriptionModelConfig {
+  id: string;
+  name?: string;
+  /** USD per second of audio, a decimal string. */
+  pricePerSecond: string;
+  providers: string[];
+}
+
+export interface ProviderConfig {
+  name: string;
+  /** Providers that collect data are skipped when a request asks `data_collection: 'deny'`. */
+  collectsData?: boolean;
+}
+
+export interface KeyLimits {
+  /** Sliding 60 s window. */
+  requestsPerMinute?: number;
+  /** Sliding 60 s window over prompt tokens. */
+  tokensPerMinute?: number;
+  /** Requests of this key being answered at the same time. */
+  maxInFlight?: number;
+}
+
+export interface KeyConfig {
+  key: string;
+  /** Label in stats and request records (the raw key never appears there). Default `key<index>`. */
+  name?: string;
+  /** USD the key may spend; omitted: unlimited. */
+  credits?: number;
+  limits?: KeyLimits;
+}
+
+/** What a fault does to one request. */
+export type FaultKind = '429' | '500' | '502' | '503' | '524' | '529' | 'reset' | 'empty' | 'slow';
+/** A script entry: a fault, or 'ok' for a request left alone. */
+export type ScriptEntry = 'ok' | FaultKind;
+
+export interface FaultOptions {
+  /** Seeds the PRNG behind probabilities and latency ranges (default 1): runs are reproducible. */
+  seed?: number;
+  /** Chance per request of each fault; they must sum to at most 1. */
+  probabilities?: Partial<Record<FaultKind, number>>;
+  /** Consumed one entry per request, in order, before probabilities apply. */
+  script?: ScriptEntry[];
+  /** Added before every answer on the fault paths: fixed, or uniform in [min, max]. */
+  latencyMs?: number | { min: number; max: number };
+  /** Retry-After carried by 429 and 503 faults (default 1; fractions show with the 'ms' format). */
+  retryAfterSeconds?: number;
+  /** Extra delay of a 'slow' fault, after which the request succeeds (default 2000). */
+  slowMs?: number;
+  /** Spec paths the faults and latency apply to (default ['/embeddings', '/audio/transcriptions']). */
+  paths?: string[];
+}
+
+export interface EmulatorOptions {
+  /** Default 0: any free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  models?: EmbeddingModelConfig[];
+  transcriptionModels?: TranscriptionModelConfig[];
+  providers?: ProviderConfig[];
+  /** Ordinary API keys (default: EMULATOR_API_KEY, unlimited, named 'default'). */
+  keys?: KeyConfig[];
+  /** Keys for /organization/members only (default: [EMULATOR_MANAGEMENT_KEY]). */
+  managementKeys?: string[];
+  /** Providers that answer "overloaded": fallbacks route around them, or the request gets 529. */
+  overloadedProviders?: string[];
+  faults?: FaultOptions;
+  /** How Retry-After is written: integer seconds, an HTTP-date, or a `retry-after-ms` header. */
+  retryAfterFormat?: 'seconds' | 'http-date' | 'ms';
+  /** Broken providers: 'empty' answers 200 with `data: []` when base64 is asked; 'floats' ignores it. */
+  base64Mode?: 'normal' | 'empty' | 'floats';
+  /** Return `data` in a shuffled order (with correct `index` fields). */
+  shuffleData?: boolean;
+  /** Leave `index` out of the data items. */
+  omitIndex?: boolean;
+  /** Members of the management key's organization (default 237). */
+  members?: number;
+  /** Keep a record per request in `requests` (default true; benchmarks turn it off). */
+  recordRequests?: boolean;
+}

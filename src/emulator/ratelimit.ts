@@ -1,0 +1,115 @@
+import type { KeyLimits } from './options.js';
+
+export const WINDOW_MS = 60_000;
+
+/**
+ * A request arriving this close before the instant its Retry-After named still counts as honouring
+ * it: timers and the two clocks involved (client and emulator) are only good to a millisecond or two.
+ */
+export const RETRY_AFTER_TOLERANCE_MS = 5;
+
+/**
+ * Retry-After for an in-flight refusal. When a slot frees is unknowable, so the emulator asks for the
+ * smallest wait the seconds format can express.
+ */
+export const IN_FLIGHT_RETRY_MS = 1000;
+
+/** Weighted events over a sliding window: requests (weight 1) or tokens (weight = the request's tokens). */
+class SlidingWindow {
+  private readonly times: number[] = [];
+  private readonly weights: number[] = [];
+  private head = 0;
+  private total = 0;
+
+  constructor(private readonly limit: number) {}
+
+  /** Ms until `weight` more fits: 0 now, Infinity never (it exceeds the limit on its own). */
+  waitFor(now: number, weight: number): number {
+    this.expire(now);
+    if (weight > this.limit) return Infinity;
+    let excess = this.total + weight - this.limit;
+    // Walk from the oldest event until enough weight has left the window.
+    for (let i = this.head; excess > 0 && i < this.times.length; i++) {
+      excess -= this.weights[i]!;
+      if (excess <= 0) return this.times[i]! + WINDOW_MS - now;
+    }
+    return 0;
+  }
+
+  add(now: number, weight: number): void {
+    this.times.push(now);
+    this.weights.push(weight);
+    this.total += weight;
+  }
+
+  private expire(now: number): void {
+    while (this.head < this.times.length && this.times[this.head]! + WINDOW_MS <= now) {
+      this.total -= this.weights[this.head]!;
+      this.head++;
+    }
+    // Drop the expired prefix now and then, so the arrays stay as long as the window is full.
+    if (this.head > 1024 && this.head * 2 > this.times.length) {
+      this.times.splice(0, this.head);
+      this.weights.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+}
+
+/** Admitted, or refused with a message and the wait until the request would fit (Infinity: never). */
+export type Admission = { ok: true } | { ok: false; message: string; waitMs: number };
+
+/** One key's limits, and the record of what it was told to wait. Times are performance.now() ms. */
+export class KeyLimiter {
+  private readonly requests: SlidingWindow | undefined;
+  private readonly tokens: SlidingWindow | undefined;
+  private inFlight = 0;
+  private retryAfterUntil = Number.NEGATIVE_INFINITY;
+
+  constructor(readonly limits: KeyLimits = {}) {
+    const { requestsPerMinute, tokensPerMinute } = limits;
+    this.requests = requestsPerMinute === undefined ? undefined : new SlidingWindow(requestsPerMinute);
+    this.tokens = tokensPerMinute === undefined ? undefined : new SlidingWindow(tokensPerMinute);
+  }
+
+  /** Takes an in-flight slot; false when the key already has `maxInFlight` requests being answered. */
+  enter(): boolean {
+    if (this.limits.maxInFlight !== undefined && this.inFlight >= this.limits.maxInFlight) return false;
+    this.inFlight++;
+    return true;
+  }
+
+  leave(): void {
+    this.inFlight--;
+  }
+
+  /** Admits a request of `tokens` into both windows, or says how long until it would fit. */
+  admit(now: number, tokens: number): Admission {
+    const requestWait = this.requests?.waitFor(now, 1) ?? 0;
+    const tokenWait = this.tokens?.waitFor(now, tokens) ?? 0;
+    if (tokenWait === Infinity) {
+      const message = `Request too large: ${tokens} tokens, but this key may use ${this.limits.tokensPerMinute} tokens per minute`;
+      return { ok: false, message, waitMs: Infinity };
+    }
+    if (requestWait > 0 || tokenWait > 0) {
+      const limit =
+        tokenWait >= requestWait
+          ? `${this.limits.tokensPerMinute} tokens per minute`
+          : `${this.limits.requestsPerMinute} requests per minute`;
+      return { ok: false, message: `Rate limit exceeded: ${limit}`, waitMs: Math.max(requestWait, tokenWait) };
+    }
+    this.requests?.add(now, 1);
+    this.tokens?.add(now, tokens);
+    return { ok: true };
+  }
+
+  /** Remembers that the key was told not to come back before `until`. */
+  told(until: number): void {
+    this.retryAfterUntil = Math.max(this.retryAfterUntil, until);
+  }
+
+  /** Whether a request arriving at `now` ignores a Retry-After the key was given. */
+  violates(now: number): boolean {
+    return now < this.retryAfterUntil - RETRY_AFTER_TOLERANCE_MS;
+  }
+}

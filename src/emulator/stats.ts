@@ -1,0 +1,92 @@
+import type { FaultKind } from './options.js';
+
+/** Counters for tests and benchmarks to assert on. Keys are labelled (KeyConfig.name), never raw. */
+export interface EmulatorStats {
+  requests: number;
+  byPath: Record<string, number>;
+  /** By HTTP status, and 'reset' for a connection destroyed without an answer. */
+  byStatus: Record<string, number>;
+  /** Successful answers per provider. */
+  byProvider: Record<string, number>;
+  faults: Partial<Record<FaultKind, number>>;
+  /** Inputs that got a vector back. */
+  inputs: number;
+  /** Prompt tokens charged. */
+  tokens: number;
+  /** USD charged, per key label. */
+  spend: Record<string, number>;
+  /** Requests that arrived before the instant a Retry-After told their key, per key label. */
+  retryAfterViolations: Record<string, number>;
+  inFlight: number;
+  maxInFlight: number;
+}
+
+export interface RequestRecord {
+  /** Arrival, performance.now() ms. */
+  at: number;
+  /** Time to answer, ms. */
+  ms: number;
+  method: string;
+  /** Spec path (without the /v1 prefix), e.g. '/embeddings'. */
+  path: string;
+  /** Key label; undefined when the request carried no known key. */
+  key: string | undefined;
+  status: number | 'reset';
+  inputs: number;
+  tokens: number;
+  model?: string;
+  provider?: string;
+  fault?: FaultKind;
+}
+
+function bump(counts: Record<string, number>, key: string, by = 1): void {
+  counts[key] = (counts[key] ?? 0) + by;
+}
+
+export class Recorder {
+  readonly stats: EmulatorStats = {
+    requests: 0,
+    byPath: {},
+    byStatus: {},
+    byProvider: {},
+    faults: {},
+    inputs: 0,
+    tokens: 0,
+    spend: {},
+    retryAfterViolations: {},
+    inFlight: 0,
+    maxInFlight: 0,
+  };
+  readonly requests: RequestRecord[] = [];
+
+  constructor(private readonly keepRecords: boolean) {}
+
+  arrived(): void {
+    this.stats.requests++;
+    this.stats.inFlight++;
+    this.stats.maxInFlight = Math.max(this.stats.maxInFlight, this.stats.inFlight);
+  }
+
+  violation(label: string): void {
+    bump(this.stats.retryAfterViolations, label);
+  }
+
+  fault(kind: FaultKind): void {
+    this.stats.faults[kind] = (this.stats.faults[kind] ?? 0) + 1;
+  }
+
+  /** A successful answer: what it delivered and what it cost. */
+  served(label: string, provider: string, inputs: number, tokens: number, cost: number): void {
+    bump(this.stats.byProvider, provider);
+    bump(this.stats.spend, label, cost);
+    this.stats.inputs += inputs;
+    this.stats.tokens += tokens;
+  }
+
+  answered(record: RequestRecord): void {
+    this.stats.inFlight--;
+    bump(this.stats.byPath, record.path);
+    bump(this.stats.byStatus, String(record.status));
+    if (this.keepRecords) this.requests.push(record);
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Counters of a run, updated by the stages and read by the progress line, the summary and the
+ * manifest. Plain numbers: cheap to bump on the hot path.
+ */
+export class RunStats {
+  readonly startedAt = Date.now();
+  documents = 0;
+  rejects = 0;
+  chunks = 0;
+  tokens = 0;
+  batchesPlanned = 0;
+  /** Batches whose part file already existed (a resumed run). */
+  batchesSkipped = 0;
+  batchesDone = 0;
+  batchesFailed = 0;
+  rowsWritten = 0;
+  /** Chunks that could not be embedded (failures.jsonl). */
+  chunkFailures = 0;
+  requests = 0;
+  retries = 0;
+  /** Tokens the gateway reported (usage.prompt_tokens), for this run's requests only. */
+  gatewayTokens = 0;
+  /** Cost the gateway reported (usage.cost), or estimated from pricing when absent. */
+  cost = 0;
+  bytesRead = 0;
+  bytesTotal = 0;
+  /** True once the corpus has been read to its end (the batch total is then final). */
+  planningDone = false;
+
+  elapsedMs(now = Date.now()): number {
+    return now - this.startedAt;
+  }
+}

@@ -1,0 +1,17 @@
+/**
+ * Arrow IPC file encoding of one part (the `--format arrow` output). Uncompressed: readers can map
+ * the file and use the vectors in place.
+ */
+import { tableFromIPC, tableToIPC } from 'apache-arrow';
+import type { PartRows } from './rows.js';
+import { partTable } from './table.js';
+
+/** One Arrow IPC file (one record batch); `metadata` becomes the schema's custom metadata. */
+export function encodeArrowIpcFile(rows: PartRows, metadata: Record<string, string>): Uint8Array {
+  return tableToIPC(partTable(rows, metadata), 'file');
+}
+
+/** Rows in an Arrow IPC file (buffers are viewed, not copied). */
+export function arrowRowCount(bytes: Uint8Array): number {
+  return tableFromIPC(bytes).numRows;
+}

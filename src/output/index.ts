@@ -1,0 +1,27 @@
+/** The vector writers: part files (Parquet or Arrow IPC), side files and the manifest. */
+export { arrowRowCount, encodeArrowIpcFile } from './arrow.js';
+export { isTempName, writeFileAtomic } from './atomic.js';
+export {
+  DatasetWriter,
+  type DatasetWriterOptions,
+  type OutputFormat,
+  PART_METADATA_KEYS,
+  type WrittenPart,
+} from './dataset.js';
+export { JsonlFile } from './jsonl.js';
+export {
+  MANIFEST_FILE,
+  type Manifest,
+  type ManifestCounts,
+  readManifest,
+  writeManifest,
+} from './manifest.js';
+export {
+  DEFAULT_PARQUET_COMPRESSION,
+  encodeParquet,
+  type ParquetCompression,
+  type ParquetOptions,
+  parquetRowCount,
+} from './parquet.js';
+export { type PartRows, partRowsFromBatch } from './rows.js';
+export { COLUMNS, partSchema } from './table.js';

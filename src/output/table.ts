@@ -1,0 +1,83 @@
+/**
+ * The dataset's one schema (design.md, "Output") as an Apache Arrow table. Both encoders go through
+ * here, so a Parquet part and an Arrow part hold the same columns with the same types.
+ */
+import {
+  type Data,
+  Field,
+  FixedSizeList,
+  Float32,
+  Int32,
+  makeData,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  Utf8,
+} from 'apache-arrow';
+import type { PartRows } from './rows.js';
+
+/** Column names, in file order. */
+export const COLUMNS = ['id', 'chunk_index', 'text', 'embedding', 'tokens', 'content_hash'] as const;
+
+export function embeddingType(dims: number): FixedSizeList<Float32> {
+  return new FixedSizeList(dims, new Field('item', new Float32(), false));
+}
+
+export function partSchema(dims: number, metadata: Record<string, string>): Schema {
+  return new Schema(
+    [
+      new Field('id', new Utf8(), false),
+      new Field('chunk_index', new Int32(), false),
+      new Field('text', new Utf8(), false),
+      new Field('embedding', embeddingType(dims), false),
+      new Field('tokens', new Int32(), false),
+      new Field('content_hash', new Utf8(), false),
+    ],
+    new Map(Object.entries(metadata)),
+  );
+}
+
+/** An Arrow table over `rows`; the vector column wraps `rows.embeddings` without copying. */
+export function partTable(rows: PartRows, metadata: Record<string, string>): Table {
+  const schema = partSchema(rows.dims, metadata);
+  const length = rows.ids.length;
+  const embedding = makeData({
+    type: embeddingType(rows.dims),
+    length,
+    nullCount: 0,
+    child: makeData({ type: new Float32(), length: rows.embeddings.length, data: rows.embeddings }),
+  });
+  const children: Data[] = [
+    utf8Data(rows.ids),
+    makeData({ type: new Int32(), length, data: rows.chunkIndex }),
+    utf8Data(rows.texts),
+    embedding,
+    makeData({ type: new Int32(), length, data: rows.tokens }),
+    utf8Data(rows.hashes),
+  ];
+  const struct = makeData({ type: new Struct(schema.fields), length, nullCount: 0, children });
+  return new Table([new RecordBatch(schema, struct)]);
+}
+
+/** Utf8 column data: one byte buffer plus offsets, filled with encodeInto (no per-string buffers). */
+function utf8Data(values: readonly string[]): Data<Utf8> {
+  const offsets = new Int32Array(values.length + 1);
+  let total = 0;
+  for (let i = 0; i < values.length; i++) {
+    total += Buffer.byteLength(values[i]!, 'utf8');
+    offsets[i + 1] = total;
+  }
+  const bytes = new Uint8Array(total);
+  const encoder = new TextEncoder();
+  for (let i = 0; i < values.length; i++) {
+    encoder.encodeInto(values[i]!, bytes.subarray(offsets[i]!, offsets[i + 1]!));
+  }
+  return makeData({
+    type: new Utf8(),
+    length: values.length,
+    nullCount: 0,
+    valueOffsets: offsets,
+    data: bytes,
+  });
+}

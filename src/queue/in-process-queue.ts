@@ -1,0 +1,77 @@
+/**
+ * The embedded default: a sliding window of `concurrency` handlers in this process (p-limit). A new
+ * batch starts the moment any slot frees up, never in waves; `push` blocks while a full window's
+ * worth of batches is already waiting, so memory stays bounded whatever the corpus size.
+ */
+import pLimit from 'p-limit';
+import type { Batch } from '../domain.js';
+import type { BatchHandler, BatchQueue } from './batch-queue.js';
+
+export class InProcessQueue implements BatchQueue {
+  readonly #limit;
+  readonly #handler: BatchHandler;
+  readonly #controller = new AbortController();
+  readonly #running = new Set<Promise<void>>();
+  #fatal: Error | undefined;
+  #wakeUp: (() => void) | undefined;
+
+  constructor(handler: BatchHandler, options: { concurrency: number }) {
+    this.#limit = pLimit(options.concurrency);
+    this.#handler = handler;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  async push(batch: Batch): Promise<void> {
+    this.#throwIfFatal();
+    const task: Promise<void> = this.#limit(async () => {
+      if (this.#controller.signal.aborted) return;
+      await this.#handler(batch, this.#controller.signal);
+    }).then(
+      () => this.#settle(task),
+      (error: unknown) => {
+        this.abort(error instanceof Error ? error : new Error(String(error)));
+        this.#settle(task);
+      },
+    );
+    this.#running.add(task);
+    // Keep at most one window of batches waiting behind the running ones.
+    while (this.#limit.pendingCount >= this.#limit.concurrency && !this.#fatal) {
+      await new Promise<void>((resolve) => {
+        this.#wakeUp = resolve;
+      });
+    }
+    this.#throwIfFatal();
+  }
+
+  async drain(): Promise<void> {
+    while (this.#running.size > 0) await Promise.all([...this.#running]);
+    this.#throwIfFatal();
+  }
+
+  abort(reason: Error): void {
+    if (this.#fatal) return;
+    this.#fatal = reason;
+    // Waiting tasks are not discarded (their promises would never settle): each sees the aborted
+    // signal and returns at once.
+    this.#controller.abort(reason);
+    this.#wake();
+  }
+
+  #settle(task: Promise<void>): void {
+    this.#running.delete(task);
+    this.#wake();
+  }
+
+  #wake(): void {
+    const wake = this.#wakeUp;
+    this.#wakeUp = undefined;
+    wake?.();
+  }
+
+  #throwIfFatal(): void {
+    if (this.#fatal) throw this.#fatal;
+  }
+}

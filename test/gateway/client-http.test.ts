@@ -1,0 +1,254 @@
+import { inspect } from 'node:util';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/errors.js';
+import { GatewayClient } from '../../src/gateway/client.js';
+import {
+  AuthenticationError,
+  BadGatewayError,
+  BadRequestError,
+  ConnectionError,
+  GatewayError,
+  GatewayTimeoutError,
+  InsufficientCreditsError,
+  InternalServerError,
+  NotFoundError,
+  ProviderOverloadedError,
+  RateLimitError,
+  RequestTimeoutError,
+  ServiceUnavailableError,
+} from '../../src/gateway/errors.js';
+import { envelope, type ScriptedServer, startScriptedServer } from './scripted-server.js';
+
+const API_KEY = 'sk-emb-test-4f1c2a9e8b7d6c5a';
+const MANAGEMENT_KEY = 'sk-mgmt-test-0a1b2c3d4e5f6789';
+
+let server: ScriptedServer;
+let client: GatewayClient;
+
+beforeAll(async () => {
+  server = await startScriptedServer();
+  client = new GatewayClient({ baseUrl: `${server.baseUrl}/`, apiKey: API_KEY, managementKey: MANAGEMENT_KEY });
+});
+afterAll(async () => {
+  await client.close();
+  await server.close();
+});
+afterEach(() => {
+  server.requests.length = 0;
+});
+
+const OK_EMBEDDING = { data: [{ embedding: [0.1, 0.2] }] };
+
+async function failure(promise: Promise<unknown>): Promise<GatewayError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(GatewayError);
+  return error as GatewayError;
+}
+
+describe('GatewayClient over HTTP: errors', () => {
+  it.each([
+    [400, BadRequestError, false],
+    [401, AuthenticationError, false],
+    [402, InsufficientCreditsError, false],
+    [403, AuthenticationError, false],
+    [404, NotFoundError, false],
+    [408, RequestTimeoutError, true],
+    [429, RateLimitError, true],
+    [500, InternalServerError, true],
+    [502, BadGatewayError, true],
+    [503, ServiceUnavailableError, true],
+    [524, GatewayTimeoutError, true],
+    [529, ProviderOverloadedError, true],
+  ])('a %i response becomes its class with the right retryable flag', async (status, ErrorClass, retryable) => {
+    server.reply({
+      status,
+      headers: { 'x-request-id': `req-${status}` },
+      body: envelope(status, 'scripted failure', { provider_name: 'Acme' }),
+    });
+    const error = await failure(client.embeddings({ model: 'emu/embed-small', input: 'hi' }));
+    expect(error).toBeInstanceOf(ErrorClass);
+    expect(error.retryable).toBe(retryable);
+    expect(error.status).toBe(status);
+    expect(error.providerName).toBe('Acme');
+    expect(error.requestId).toBe(`req-${status}`);
+    expect(error.message).toContain(`gateway ${status} `);
+    expect(error.message).toContain('scripted failure (provider: Acme, request id: req-');
+  });
+
+  it.each([
+    [{ 'retry-after': '3' }, 3000],
+    [{ 'retry-after': '0.25' }, 250],
+    [{ 'retry-after-ms': '120.5' }, 121],
+  ])('reads Retry-After %o over HTTP', async (headers, expected) => {
+    server.reply({ status: 429, headers, body: envelope(429, 'slow down') });
+    const error = await failure(client.listEmbeddingModels());
+    expect(error.retryAfterMs).toBe(expected);
+  });
+
+  it('reads a Retry-After HTTP date', async () => {
+    const inTenSeconds = new Date(Math.ceil(Date.now() / 1000) * 1000 + 10_000).toUTCString();
+    server.reply({ status: 503, headers: { 'retry-after': inTenSeconds }, body: envelope(503, 'maintenance') });
+    const error = await failure(client.listEmbeddingModels());
+    expect(error.retryAfterMs).toBeGreaterThan(8_000);
+    expect(error.retryAfterMs).toBeLessThanOrEqual(11_000);
+  });
+
+  it('keeps an excerpt of a non-JSON error body', async () => {
+    server.reply({ status: 502, headers: { 'content-type': 'text/html' }, body: '<html><h1>Bad gateway</h1></html>' });
+    const error = await failure(client.listEmbeddingModels());
+    expect(error).toBeInstanceOf(BadGatewayError);
+    expect(error.message).toBe('gateway 502 provider error: non-JSON body: "<html><h1>Bad gateway</h1></html>"');
+  });
+
+  it('turns a connection reset into a retryable ConnectionError with a cause, then recovers', async () => {
+    server.reply('reset');
+    const error = await failure(client.embeddings({ model: 'emu/embed-small', input: 'hi' }));
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error.status).toBe(0);
+    expect(error.retryable).toBe(true);
+    expect(error.cause).toBeInstanceOf(Error);
+    // The pool replaces the dead connection.
+    server.reply({ body: OK_EMBEDDING });
+    await expect(client.embeddings({ model: 'emu/embed-small', input: 'hi' })).resolves.toMatchObject({ dims: 2 });
+  });
+
+  it('turns a refused connection into a ConnectionError', async () => {
+    const dead = await startScriptedServer();
+    await dead.close();
+    const offline = new GatewayClient({ baseUrl: dead.baseUrl, apiKey: API_KEY });
+    const error = await failure(offline.listEmbeddingModels());
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect((error as ConnectionError).networkCode).toBe('ECONNREFUSED');
+    expect(error.retryable).toBe(true);
+    await offline.close();
+  });
+
+  it('gives up after the call deadline with a retryable timeout', async () => {
+    server.reply('hang');
+    const started = performance.now();
+    const error = await failure(client.embeddings({ model: 'emu/embed-small', input: 'hi' }, { timeoutMs: 80 }));
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect((error as ConnectionError).networkCode).toBe('TIMEOUT');
+    expect(error.retryable).toBe(true);
+    expect(error.message).toBe('gateway connection failed: no complete response within 80 ms');
+  });
+
+  it("rejects with the caller's abort reason, not a gateway error", async () => {
+    server.reply('hang');
+    const controller = new AbortController();
+    const call = client.listEmbeddingModels({ signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('user cancelled')), 20);
+    await expect(call).rejects.toThrow('user cancelled');
+    await expect(client.listEmbeddingModels({ signal: AbortSignal.abort('already') })).rejects.toBe('already');
+  });
+});
+
+describe('GatewayClient over HTTP: what is sent', () => {
+  it('sends the bearer key, attribution headers and a JSON body', async () => {
+    const attributed = new GatewayClient({
+      baseUrl: server.baseUrl,
+      apiKey: API_KEY,
+      referer: 'https://example.org/app',
+      serviceTitle: 'Embedpipe Tests',
+      userAgent: 'embedpipe-test/1',
+    });
+    server.reply({ body: OK_EMBEDDING });
+    await attributed.embeddings({ model: 'emu/embed-small', input: 'hello' });
+    await attributed.close();
+    const [sent] = server.requests;
+    expect(sent?.method).toBe('POST');
+    expect(sent?.url).toBe('/v1/embeddings');
+    expect(sent?.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(sent?.headers['http-referer']).toBe('https://example.org/app');
+    expect(sent?.headers['x-service-title']).toBe('Embedpipe Tests');
+    expect(sent?.headers['user-agent']).toBe('embedpipe-test/1');
+    expect(sent?.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(sent?.body ?? '')).toEqual({ model: 'emu/embed-small', input: 'hello' });
+  });
+
+  it('omits attribution headers that were not configured, and tolerates a trailing slash', async () => {
+    server.reply({ body: { data: [] } });
+    await client.listEmbeddingModels();
+    const [sent] = server.requests;
+    expect(sent?.url).toBe('/v1/embeddings/models');
+    expect(sent?.headers['http-referer']).toBeUndefined();
+    expect(sent?.headers['x-service-title']).toBeUndefined();
+    expect(sent?.headers['content-type']).toBeUndefined();
+  });
+
+  it('refuses a call without its key before any request, naming the variable', async () => {
+    const keyless = new GatewayClient({ baseUrl: server.baseUrl });
+    await expect(keyless.embeddings({ model: 'm', input: 'x' })).rejects.toThrow(UsageError);
+    await expect(keyless.listEmbeddingModels()).rejects.toThrow(/EMBEDPIPE_API_KEY/);
+    await expect(keyless.listMembers()).rejects.toThrow(/EMBEDPIPE_MANAGEMENT_KEY/);
+    await keyless.close();
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('refuses an empty input list before any request', async () => {
+    await expect(client.embeddings({ model: 'm', input: [] })).rejects.toThrow(UsageError);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('refuses a base URL that is not http(s), without echoing credentials', () => {
+    expect(() => new GatewayClient({ baseUrl: 'not a url' })).toThrow(UsageError);
+    expect(() => new GatewayClient({ baseUrl: 'ftp://user:hunter2@host/v1' })).toThrow(/\[redacted\]@host/);
+  });
+
+  it('refuses calls after close()', async () => {
+    const closing = new GatewayClient({ baseUrl: server.baseUrl, apiKey: API_KEY });
+    await closing.close();
+    await closing.close();
+    await expect(closing.listEmbeddingModels()).rejects.toThrow('gateway client is closed');
+  });
+});
+
+describe('keys never leak', () => {
+  function expectNoKey(...shown: string[]) {
+    for (const text of shown) {
+      expect(text).not.toContain(API_KEY);
+      expect(text).not.toContain(MANAGEMENT_KEY);
+    }
+  }
+
+  it('not from the client itself', () => {
+    expectNoKey(inspect(client, { depth: 10, showHidden: true }), JSON.stringify(client), String(client));
+    expect(inspect(client)).toContain('apiKey: set');
+  });
+
+  it('not from an error whose body echoes the key', async () => {
+    server.reply({
+      status: 401,
+      body: envelope(401, `Invalid credentials: Bearer ${API_KEY}`, { raw: { authorization: `Bearer ${API_KEY}` } }),
+    });
+    const error = await failure(client.embeddings({ model: 'emu/embed-small', input: 'hi' }));
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expectNoKey(error.message, inspect(error, { depth: 10, showHidden: true }), JSON.stringify(error));
+    expectNoKey(JSON.stringify(error.metadata), JSON.stringify(error.raw), String(error.stack));
+  });
+
+  it('not from a 200 whose bad body echoes the management key', async () => {
+    server.reply({ body: `oops ${MANAGEMENT_KEY}` });
+    const error = await failure(client.listMembers());
+    expectNoKey(error.message, inspect(error, { depth: 10 }), JSON.stringify(error));
+  });
+
+  it('not from network errors and their cause', async () => {
+    server.reply('reset');
+    const reset = await failure(client.embeddings({ model: 'emu/embed-small', input: 'hi' }));
+    server.reply('hang');
+    const timedOut = await failure(client.listMembers({}, { timeoutMs: 50 }));
+    for (const error of [reset, timedOut]) {
+      expectNoKey(
+        error.message,
+        inspect(error, { depth: 10, showHidden: true }),
+        JSON.stringify(error),
+        inspect(error.cause, { depth: 10, showHidden: true }),
+      );
+    }
+  });
+});

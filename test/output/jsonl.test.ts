@@ -1,0 +1,56 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Reject } from '../../src/domain.js';
+import { OutputError } from '../../src/errors.js';
+import { JsonlFile } from '../../src/output/jsonl.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'embedpipe-jsonl-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const rejects: Reject[] = [
+  { file: 'corpus.csv', line: 3, id: 'a"b', reason: 'empty text' },
+  { file: 'données/文件.jsonl', line: 10, reason: 'bad JSON:\n{"x":' },
+  { file: 'x.csv', line: 11, id: '🙂', reason: 'line\u2028separator' },
+];
+
+describe('JsonlFile', () => {
+  it('writes one JSON record per line on close and returns the count', async () => {
+    const path = join(dir, 'rejects.jsonl');
+    const file = new JsonlFile(path);
+    for (const reject of rejects) file.add(reject);
+    expect(await readdir(dir)).toEqual([]); // buffered until close
+    expect(await file.close()).toBe(3);
+    const lines = (await readFile(path, 'utf8')).split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.map((line) => JSON.parse(line))).toEqual(rejects);
+    expect(await readdir(dir)).toEqual(['rejects.jsonl']);
+  });
+
+  it('rewrites the whole file on a re-run, and removes it when there is nothing to report', async () => {
+    const path = join(dir, 'failures.jsonl');
+    await writeFile(path, '{"old":1}\n{"old":2}\n');
+    const again = new JsonlFile(path);
+    again.add({ batchId: 'b', message: 'new' });
+    expect(await again.close()).toBe(1);
+    expect(await readFile(path, 'utf8')).toBe('{"batchId":"b","message":"new"}\n');
+
+    expect(await new JsonlFile(path).close()).toBe(0);
+    expect(await readdir(dir)).not.toContain('failures.jsonl');
+    expect(await new JsonlFile(join(dir, 'never.jsonl')).close()).toBe(0);
+    expect(await readdir(dir)).not.toContain('never.jsonl');
+  });
+
+  it('refuses records after close', async () => {
+    const file = new JsonlFile(join(dir, 'closed.jsonl'));
+    await file.close();
+    expect(() => file.add({})).toThrow(OutputError);
+    await expect(file.close()).rejects.toThrow(OutputError);
+  });
+});
