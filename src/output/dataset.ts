@@ -11,7 +11,12 @@ import { OutputError } from '../errors.js';
 import { arrowRowCount, encodeArrowIpcFile } from './arrow.js';
 import { writeFileAtomic } from './atomic.js';
 import { isNotFound, messageOf } from './fs-errors.js';
-import { DEFAULT_PARQUET_COMPRESSION, encodeParquet, type ParquetCompression, parquetRowCount } from './parquet.js';
+import {
+  DEFAULT_PARQUET_COMPRESSION,
+  encodeParquet,
+  type ParquetCompression,
+  parquetRowCount,
+} from './parquet.js';
 import { type PartRows, partRowsFromBatch } from './rows.js';
 
 export type OutputFormat = 'parquet' | 'arrow';
@@ -41,7 +46,8 @@ interface PartCodec {
 }
 
 function codecFor(format: OutputFormat, compression: ParquetCompression): PartCodec {
-  if (format === 'arrow') return { extension: '.arrow', encode: encodeArrowIpcFile, countRows: arrowRowCount };
+  if (format === 'arrow')
+    return { extension: '.arrow', encode: encodeArrowIpcFile, countRows: arrowRowCount };
   return {
     extension: '.parquet',
     encode: (rows, metadata) => encodeParquet(rows, metadata, { compression }),

@@ -30,13 +30,14 @@ describe('Arrow IPC parts', () => {
     expect(table.schema.fields.map((f) => [f.name, String(f.type), f.nullable])).toEqual([
       ['id', 'Utf8', false],
       ['chunk_index', 'Int32', false],
+      ['sub_index', 'Int32', false],
       ['text', 'Utf8', false],
       ['embedding', `FixedSizeList[${dims}]<Float32>`, false],
       ['tokens', 'Int32', false],
       ['content_hash', 'Utf8', false],
     ]);
     // Read-back types are the generic classes (Float, Int): check ids and parameters, not classes.
-    const embeddingType = table.schema.fields[3]!.type as FixedSizeList<Float32>;
+    const embeddingType = table.schema.fields[4]!.type as FixedSizeList<Float32>;
     expect(DataType.isFixedSizeList(embeddingType)).toBe(true);
     expect(embeddingType.listSize).toBe(dims);
     const item = embeddingType.children[0]!;

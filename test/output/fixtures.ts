@@ -58,6 +58,7 @@ export function makeBatch(spec: BatchSpec): EmbeddedBatch {
     chunks.push({
       documentId: `${IDS[i % IDS.length]}·${spec.batchId}`,
       index: i,
+      ...(i % 7 === 3 ? { subIndex: i % 3 } : {}),
       text,
       start: 0,
       end: text.length,
