@@ -158,7 +158,11 @@ export class GatewayClient {
       ...(req.temperature !== undefined && { temperature: req.temperature }),
       ...(req.providerOptions && { provider: { options: req.providerOptions } }),
     };
-    return this.#send({ method: 'POST', path: '/audio/transcriptions', key: 'api', body }, opts, decodeTranscription);
+    return this.#send(
+      { method: 'POST', path: '/audio/transcriptions', key: 'api', body },
+      opts,
+      decodeTranscription,
+    );
   }
 
   /** GET /organization/members: one page. Bad offset/limit are refused before any request. */
@@ -167,7 +171,10 @@ export class GatewayClient {
     if (offset !== undefined && !(Number.isInteger(offset) && offset >= 0)) {
       throw new UsageError(`members: offset must be an integer ≥ 0, got ${offset}`);
     }
-    if (limit !== undefined && !(Number.isInteger(limit) && limit >= MEMBERS_LIMIT_MIN && limit <= MEMBERS_LIMIT_MAX)) {
+    if (
+      limit !== undefined &&
+      !(Number.isInteger(limit) && limit >= MEMBERS_LIMIT_MIN && limit <= MEMBERS_LIMIT_MAX)
+    ) {
       throw new UsageError(
         `members: limit must be an integer from ${MEMBERS_LIMIT_MIN} to ${MEMBERS_LIMIT_MAX}, got ${limit}`,
       );
@@ -176,7 +183,11 @@ export class GatewayClient {
     if (offset !== undefined) params.set('offset', String(offset));
     if (limit !== undefined) params.set('limit', String(limit));
     const search = params.toString() === '' ? '' : `?${params}`;
-    return this.#send({ method: 'GET', path: `/organization/members${search}`, key: 'management' }, opts, decodeMembers);
+    return this.#send(
+      { method: 'GET', path: `/organization/members${search}`, key: 'management' },
+      opts,
+      decodeMembers,
+    );
   }
 
   /**
@@ -186,7 +197,8 @@ export class GatewayClient {
   async *iterateMembers(
     { pageSize = MEMBERS_LIMIT_DEFAULT }: { pageSize?: number } = {},
     opts: CallOptions = {},
-    fetchPage: (query: Required<MembersQuery>) => Promise<MembersPage> = (query) => this.listMembers(query, opts),
+    fetchPage: (query: Required<MembersQuery>) => Promise<MembersPage> = (query) =>
+      this.listMembers(query, opts),
   ): AsyncGenerator<Member, void, undefined> {
     let offset = 0;
     for (;;) {
@@ -210,9 +222,16 @@ export class GatewayClient {
     const response = await this.#exchange(route, opts);
     const { status, headers, bodyText } = response;
     if (status < 200 || status >= 300) {
-      throw gatewayErrorFromResponse({ status, headers, bodyText, now: Date.now(), secrets: this.#secrets() });
+      throw gatewayErrorFromResponse({
+        status,
+        headers,
+        bodyText,
+        now: Date.now(),
+        secrets: this.#secrets(),
+      });
     }
-    const invalid = (reason: string) => invalidResponseError({ status, headers, reason, secrets: this.#secrets() });
+    const invalid = (reason: string, emptyData = false) =>
+      invalidResponseError({ status, headers, reason, emptyData, secrets: this.#secrets() });
     let json: unknown;
     try {
       json = JSON.parse(bodyText);
@@ -222,7 +241,7 @@ export class GatewayClient {
     try {
       return decode(json);
     } catch (error) {
-      throw error instanceof ShapeError ? invalid(error.message) : error;
+      throw error instanceof ShapeError ? invalid(error.message, error.emptyData) : error;
     }
   }
 
@@ -232,7 +251,9 @@ export class GatewayClient {
     const key = route.key === 'api' ? this.#apiKey : this.#managementKey;
     if (!key) {
       const what = route.key === 'api' ? 'an API key' : 'a management key';
-      throw new UsageError(`${KEY_ENV_VARS[route.key]} is not set: ${route.method} ${route.path} needs ${what}`);
+      throw new UsageError(
+        `${KEY_ENV_VARS[route.key]} is not set: ${route.method} ${route.path} needs ${what}`,
+      );
     }
     opts.signal?.throwIfAborted();
 
@@ -281,7 +302,11 @@ export class GatewayClient {
   }
 
   toJSON(): Record<string, unknown> {
-    return { baseUrl: this.baseUrl, apiKey: this.#apiKey ? 'set' : 'unset', managementKey: this.#managementKey ? 'set' : 'unset' };
+    return {
+      baseUrl: this.baseUrl,
+      apiKey: this.#apiKey ? 'set' : 'unset',
+      managementKey: this.#managementKey ? 'set' : 'unset',
+    };
   }
 }
 
@@ -304,7 +329,8 @@ function redactUserinfo(text: string): string {
 }
 
 function audioBase64(data: Buffer | Uint8Array | string): string {
-  if (typeof data !== 'string') return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
+  if (typeof data !== 'string')
+    return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
   const comma = data.startsWith('data:') ? data.indexOf(',') : -1;
   return comma >= 0 ? data.slice(comma + 1) : data;
 }

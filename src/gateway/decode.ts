@@ -8,11 +8,19 @@
  * attaches vectors to the wrong inputs.
  */
 import { endianness } from 'node:os';
-import type { EmbeddingModelWire } from './wire.js';
+import type { EmbeddingModelWire, MemberRole, MemberWire } from './wire.js';
 
 /** A successful body that does not have the promised shape. */
 export class ShapeError extends Error {
   override readonly name = 'ShapeError';
+
+  constructor(
+    message: string,
+    /** The 200-with-empty-`data` case, which some providers produce for base64 requests. */
+    readonly emptyData = false,
+  ) {
+    super(message);
+  }
 }
 
 // ---- results ------------------------------------------------------------------------------------
@@ -65,14 +73,11 @@ export interface TranscriptionResult {
   usage?: TranscriptionUsage;
 }
 
-export interface Member {
-  id: string;
-  firstName: string | null;
-  lastName: string | null;
-  email: string;
-  /** `org:admin` or `org:member` today; kept as a string so a new role does not break listing. */
-  role: string;
-}
+/**
+ * An organization member, with the spec's field names (2.1) as the CLI prints them. `role` is
+ * `org:admin` or `org:member` today; another value is passed through rather than refused.
+ */
+export type Member = MemberWire;
 
 export interface MembersPage {
   members: Member[];
@@ -84,7 +89,7 @@ export interface MembersPage {
 
 export function decodeEmbeddings(body: unknown, inputCount: number): EmbeddingsResult {
   const data = dataArray(body);
-  if (data.length === 0) throw new ShapeError(`data is empty (expected ${inputCount} embeddings)`);
+  if (data.length === 0) throw new ShapeError(`data is empty (expected ${inputCount} embeddings)`, true);
   if (data.length !== inputCount) {
     throw new ShapeError(`data has ${data.length} embeddings for ${inputCount} inputs`);
   }
@@ -280,10 +285,10 @@ export function decodeMembers(body: unknown): MembersPage {
     }
     return {
       id: item.id,
-      firstName: typeof item.first_name === 'string' ? item.first_name : null,
-      lastName: typeof item.last_name === 'string' ? item.last_name : null,
+      first_name: typeof item.first_name === 'string' ? item.first_name : null,
+      last_name: typeof item.last_name === 'string' ? item.last_name : null,
       email: item.email,
-      role: typeof item.role === 'string' ? item.role : 'unknown',
+      role: (typeof item.role === 'string' ? item.role : 'unknown') as MemberRole,
     };
   });
   return { members, totalCount };

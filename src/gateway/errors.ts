@@ -143,8 +143,12 @@ export class ConnectionError extends GatewayError {
 
 /** A 2xx whose body breaks the contract (bad JSON, short or empty data, bad index, NaN…). Retryable. */
 export class InvalidResponseError extends GatewayError {
-  constructor(details: GatewayErrorDetails) {
+  /** A 200 with empty `data`: the embedder reacts by asking for floats instead of base64. */
+  readonly emptyData: boolean;
+
+  constructor(details: GatewayErrorDetails & { emptyData?: boolean }) {
     super(details, `gateway ${details.status} invalid response`);
+    this.emptyData = details.emptyData ?? false;
   }
 }
 
@@ -206,16 +210,19 @@ export function invalidResponseError({
   status,
   headers,
   reason,
+  emptyData = false,
   secrets = [],
 }: {
   status: number;
   headers: HeaderBag;
   reason: string;
+  emptyData?: boolean;
   secrets?: readonly string[];
 }): InvalidResponseError {
   return new InvalidResponseError({
     status,
     gatewayMessage: redact(reason, secrets),
+    emptyData,
     ...definedOnly({ requestId: requestIdOf(headers) }),
   });
 }
@@ -325,7 +332,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** Drops undefined values, so optional fields stay absent (exactOptionalPropertyTypes). */
-function definedOnly<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+function definedOnly<T extends Record<string, unknown>>(
+  fields: T,
+): { [K in keyof T]?: Exclude<T[K], undefined> } {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(fields)) if (value !== undefined) out[key] = value;
   return out as { [K in keyof T]?: Exclude<T[K], undefined> };

@@ -4,7 +4,13 @@
  * composes withRetry itself (it shares a gate and counts retries per batch).
  */
 import { type RetryOptions, withRetry } from '../retry/retry.js';
-import type { CallOptions, EmbeddingsRequest, GatewayClient, MembersQuery, TranscriptionRequest } from './client.js';
+import type {
+  CallOptions,
+  EmbeddingsRequest,
+  GatewayClient,
+  MembersQuery,
+  TranscriptionRequest,
+} from './client.js';
 import type { EmbeddingModel, EmbeddingsResult, Member, MembersPage, TranscriptionResult } from './decode.js';
 
 export interface RetryingGateway {
@@ -13,7 +19,10 @@ export interface RetryingGateway {
   transcribe(req: TranscriptionRequest, opts?: CallOptions): Promise<TranscriptionResult>;
   listMembers(query?: MembersQuery, opts?: CallOptions): Promise<MembersPage>;
   /** Each page is retried on its own; pages already yielded are not fetched again. */
-  iterateMembers(options?: { pageSize?: number }, opts?: CallOptions): AsyncGenerator<Member, void, undefined>;
+  iterateMembers(
+    options?: { pageSize?: number },
+    opts?: CallOptions,
+  ): AsyncGenerator<Member, void, undefined>;
 }
 
 export function retrying(client: GatewayClient, policy: RetryOptions = {}): RetryingGateway {

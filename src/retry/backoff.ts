@@ -2,7 +2,7 @@
  * Exponential backoff with full jitter: the delay is uniform between 0 and the exponential cap, so
  * many clients that failed together do not retry together.
  */
-import { type Random, random as defaultRandom } from './timing.js';
+import { random as defaultRandom, type Random } from './timing.js';
 
 export interface BackoffOptions {
   /** Cap of the first retry's delay. */

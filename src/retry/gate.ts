@@ -3,7 +3,7 @@
  * request on that key goes out until it reopens: retrying only the request that got the 429, while
  * the other workers keep sending, breaks the server's Retry-After over and over.
  */
-import { type Now, now as defaultNow, type Sleep, sleep as defaultSleep } from './timing.js';
+import { now as defaultNow, sleep as defaultSleep, type Now, type Sleep } from './timing.js';
 
 export interface GateOptions {
   now?: Now;

@@ -7,12 +7,12 @@ import { DEFAULTS } from '../config/defaults.js';
 import { fullJitterDelay } from './backoff.js';
 import { RetryAfterGate } from './gate.js';
 import {
-  type Now,
-  type Random,
-  type Sleep,
   now as defaultNow,
   random as defaultRandom,
   sleep as defaultSleep,
+  type Now,
+  type Random,
+  type Sleep,
 } from './timing.js';
 
 export interface RetryPolicy {

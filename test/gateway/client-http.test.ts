@@ -27,7 +27,11 @@ let client: GatewayClient;
 
 beforeAll(async () => {
   server = await startScriptedServer();
-  client = new GatewayClient({ baseUrl: `${server.baseUrl}/`, apiKey: API_KEY, managementKey: MANAGEMENT_KEY });
+  client = new GatewayClient({
+    baseUrl: `${server.baseUrl}/`,
+    apiKey: API_KEY,
+    managementKey: MANAGEMENT_KEY,
+  });
 });
 afterAll(async () => {
   await client.close();
@@ -62,21 +66,24 @@ describe('GatewayClient over HTTP: errors', () => {
     [503, ServiceUnavailableError, true],
     [524, GatewayTimeoutError, true],
     [529, ProviderOverloadedError, true],
-  ])('a %i response becomes its class with the right retryable flag', async (status, ErrorClass, retryable) => {
-    server.reply({
-      status,
-      headers: { 'x-request-id': `req-${status}` },
-      body: envelope(status, 'scripted failure', { provider_name: 'Acme' }),
-    });
-    const error = await failure(client.embeddings({ model: 'emu/embed-small', input: 'hi' }));
-    expect(error).toBeInstanceOf(ErrorClass);
-    expect(error.retryable).toBe(retryable);
-    expect(error.status).toBe(status);
-    expect(error.providerName).toBe('Acme');
-    expect(error.requestId).toBe(`req-${status}`);
-    expect(error.message).toContain(`gateway ${status} `);
-    expect(error.message).toContain('scripted failure (provider: Acme, request id: req-');
-  });
+  ])(
+    'a %i response becomes its class with the right retryable flag',
+    async (status, ErrorClass, retryable) => {
+      server.reply({
+        status,
+        headers: { 'x-request-id': `req-${status}` },
+        body: envelope(status, 'scripted failure', { provider_name: 'Acme' }),
+      });
+      const error = await failure(client.embeddings({ model: 'emu/embed-small', input: 'hi' }));
+      expect(error).toBeInstanceOf(ErrorClass);
+      expect(error.retryable).toBe(retryable);
+      expect(error.status).toBe(status);
+      expect(error.providerName).toBe('Acme');
+      expect(error.requestId).toBe(`req-${status}`);
+      expect(error.message).toContain(`gateway ${status} `);
+      expect(error.message).toContain('scripted failure (provider: Acme, request id: req-');
+    },
+  );
 
   it.each([
     [{ 'retry-after': '3' }, 3000],
@@ -90,17 +97,27 @@ describe('GatewayClient over HTTP: errors', () => {
 
   it('reads a Retry-After HTTP date', async () => {
     const inTenSeconds = new Date(Math.ceil(Date.now() / 1000) * 1000 + 10_000).toUTCString();
-    server.reply({ status: 503, headers: { 'retry-after': inTenSeconds }, body: envelope(503, 'maintenance') });
+    server.reply({
+      status: 503,
+      headers: { 'retry-after': inTenSeconds },
+      body: envelope(503, 'maintenance'),
+    });
     const error = await failure(client.listEmbeddingModels());
     expect(error.retryAfterMs).toBeGreaterThan(8_000);
     expect(error.retryAfterMs).toBeLessThanOrEqual(11_000);
   });
 
   it('keeps an excerpt of a non-JSON error body', async () => {
-    server.reply({ status: 502, headers: { 'content-type': 'text/html' }, body: '<html><h1>Bad gateway</h1></html>' });
+    server.reply({
+      status: 502,
+      headers: { 'content-type': 'text/html' },
+      body: '<html><h1>Bad gateway</h1></html>',
+    });
     const error = await failure(client.listEmbeddingModels());
     expect(error).toBeInstanceOf(BadGatewayError);
-    expect(error.message).toBe('gateway 502 provider error: non-JSON body: "<html><h1>Bad gateway</h1></html>"');
+    expect(error.message).toBe(
+      'gateway 502 provider error: non-JSON body: "<html><h1>Bad gateway</h1></html>"',
+    );
   });
 
   it('turns a connection reset into a retryable ConnectionError with a cause, then recovers', async () => {
@@ -112,7 +129,9 @@ describe('GatewayClient over HTTP: errors', () => {
     expect(error.cause).toBeInstanceOf(Error);
     // The pool replaces the dead connection.
     server.reply({ body: OK_EMBEDDING });
-    await expect(client.embeddings({ model: 'emu/embed-small', input: 'hi' })).resolves.toMatchObject({ dims: 2 });
+    await expect(client.embeddings({ model: 'emu/embed-small', input: 'hi' })).resolves.toMatchObject({
+      dims: 2,
+    });
   });
 
   it('turns a refused connection into a ConnectionError', async () => {
@@ -129,7 +148,9 @@ describe('GatewayClient over HTTP: errors', () => {
   it('gives up after the call deadline with a retryable timeout', async () => {
     server.reply('hang');
     const started = performance.now();
-    const error = await failure(client.embeddings({ model: 'emu/embed-small', input: 'hi' }, { timeoutMs: 80 }));
+    const error = await failure(
+      client.embeddings({ model: 'emu/embed-small', input: 'hi' }, { timeoutMs: 80 }),
+    );
     expect(performance.now() - started).toBeLessThan(2_000);
     expect(error).toBeInstanceOf(ConnectionError);
     expect((error as ConnectionError).networkCode).toBe('TIMEOUT');
@@ -143,7 +164,9 @@ describe('GatewayClient over HTTP: errors', () => {
     const call = client.listEmbeddingModels({ signal: controller.signal });
     setTimeout(() => controller.abort(new Error('user cancelled')), 20);
     await expect(call).rejects.toThrow('user cancelled');
-    await expect(client.listEmbeddingModels({ signal: AbortSignal.abort('already') })).rejects.toBe('already');
+    await expect(client.listEmbeddingModels({ signal: AbortSignal.abort('already') })).rejects.toBe(
+      'already',
+    );
   });
 });
 
@@ -223,7 +246,9 @@ describe('keys never leak', () => {
   it('not from an error whose body echoes the key', async () => {
     server.reply({
       status: 401,
-      body: envelope(401, `Invalid credentials: Bearer ${API_KEY}`, { raw: { authorization: `Bearer ${API_KEY}` } }),
+      body: envelope(401, `Invalid credentials: Bearer ${API_KEY}`, {
+        raw: { authorization: `Bearer ${API_KEY}` },
+      }),
     });
     const error = await failure(client.embeddings({ model: 'emu/embed-small', input: 'hi' }));
     expect(error).toBeInstanceOf(AuthenticationError);

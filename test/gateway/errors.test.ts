@@ -76,7 +76,9 @@ describe('gatewayErrorFromResponse', () => {
     expect(error.providerName).toBe('Acme');
     expect(error.raw).toBe(raw);
     expect(error.requestId).toBe('req-123');
-    expect(error.message).toBe('gateway 429 rate limited: Rate limit exceeded (provider: Acme, request id: req-123)');
+    expect(error.message).toBe(
+      'gateway 429 rate limited: Rate limit exceeded (provider: Acme, request id: req-123)',
+    );
   });
 
   it('takes the request id from cf-ray or x-generation-id when x-request-id is absent', () => {
@@ -99,7 +101,9 @@ describe('gatewayErrorFromResponse', () => {
     const html = `<html>\n  <body>\n    <h1>502 Bad Gateway</h1>${'x'.repeat(1000)}\n  </body>\n</html>`;
     const error = fromResponse(502, html);
     expect(error).toBeInstanceOf(BadGatewayError);
-    expect(error.message).toMatch(/^gateway 502 provider error: non-JSON body: "<html> <body> <h1>502 Bad Gateway/);
+    expect(error.message).toMatch(
+      /^gateway 502 provider error: non-JSON body: "<html> <body> <h1>502 Bad Gateway/,
+    );
     expect(error.message).not.toContain('\n');
     expect(error.message.length).toBeLessThan(300);
     expect(fromResponse(500, '').message).toBe('gateway 500 internal server error: (empty body)');
@@ -130,7 +134,11 @@ describe('gatewayErrorFromResponse', () => {
 
 describe('invalidResponseError', () => {
   it('is retryable and names the problem', () => {
-    const error = invalidResponseError({ status: 200, headers: { 'x-request-id': 'r1' }, reason: 'data is empty' });
+    const error = invalidResponseError({
+      status: 200,
+      headers: { 'x-request-id': 'r1' },
+      reason: 'data is empty',
+    });
     expect(error).toBeInstanceOf(InvalidResponseError);
     expect(error.retryable).toBe(true);
     expect(error.message).toBe('gateway 200 invalid response: data is empty (request id: r1)');
@@ -159,7 +167,10 @@ describe('connectionErrorFrom', () => {
 
   it('replaces a cause that shows a secret with a scrubbed copy', () => {
     const key = 'sk-live-abcdefghijklmnop';
-    const cause = Object.assign(new Error(`refused for Bearer ${key}`), { code: 'ECONNREFUSED', headers: { authorization: key } });
+    const cause = Object.assign(new Error(`refused for Bearer ${key}`), {
+      code: 'ECONNREFUSED',
+      headers: { authorization: key },
+    });
     const error = connectionErrorFrom(cause, { secrets: [key] });
     expect(error.cause).not.toBe(cause);
     expect((error.cause as Error).message).toBe('refused for Bearer [redacted]');

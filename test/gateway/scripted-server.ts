@@ -59,7 +59,10 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
       requests.push(recorded);
       const reply = queue.shift();
       if (reply === undefined) {
-        send(res, { status: 500, body: envelope(500, `scripted server: nothing scripted for ${recorded.url}`) });
+        send(res, {
+          status: 500,
+          body: envelope(500, `scripted server: nothing scripted for ${recorded.url}`),
+        });
       } else if (reply === 'reset') {
         req.socket.destroy();
       } else if (reply === 'hang') {

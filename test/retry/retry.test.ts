@@ -16,7 +16,15 @@ class Flaky extends Error {
 }
 
 function policy(time: FakeTime, extra: RetryOptions = {}): RetryOptions {
-  return { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 1000, sleep: time.sleep, now: time.now, random: () => 0.5, ...extra };
+  return {
+    maxAttempts: 5,
+    baseDelayMs: 100,
+    maxDelayMs: 1000,
+    sleep: time.sleep,
+    now: time.now,
+    random: () => 0.5,
+    ...extra,
+  };
 }
 
 /** An attempt function that fails with the given errors, then returns 'ok'; records when each attempt ran. */

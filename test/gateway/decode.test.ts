@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { decodeBase64Float32, ShapeError } from '../../src/gateway/decode.js';
+
+function randomVector(length: number): Float32Array {
+  const vector = new Float32Array(length);
+  for (let i = 0; i < length; i++) vector[i] = (Math.random() - 0.5) * 10 ** ((i % 20) - 10);
+  return vector;
+}
+
+describe('decodeBase64Float32', () => {
+  it('round-trips vectors of many sizes, padded or not', () => {
+    for (const length of [1, 2, 3, 4, 5, 7, 31, 384, 1536, 3072]) {
+      const vector = randomVector(length);
+      const padded = Buffer.from(vector.buffer).toString('base64');
+      expect(decodeBase64Float32(padded)).toEqual(vector);
+      expect(decodeBase64Float32(padded.replace(/=+$/, ''))).toEqual(vector);
+    }
+  });
+
+  it('returns arrays that own an aligned buffer of exactly their size', () => {
+    // Small decodes are where Buffer.from would hand out an unaligned slice of its shared pool.
+    const decoded = decodeBase64Float32(Buffer.from(new Float32Array([1, 2, 3]).buffer).toString('base64'));
+    expect(decoded.byteOffset).toBe(0);
+    expect(decoded.buffer.byteLength).toBe(12);
+  });
+
+  it('decodes bytes from an unaligned source exactly', () => {
+    const bytes = Buffer.alloc(17);
+    new DataView(bytes.buffer, bytes.byteOffset).setFloat32(1, 1.5, true);
+    new DataView(bytes.buffer, bytes.byteOffset).setFloat32(5, -2.25, true);
+    const text = bytes.subarray(1, 9).toString('base64');
+    expect(Array.from(decodeBase64Float32(text))).toEqual([1.5, -2.25]);
+  });
+
+  it('accepts the URL-safe alphabet', () => {
+    const vector = new Float32Array([-1.0000001, 3.4e38, 1e-30]);
+    const urlSafe = Buffer.from(vector.buffer).toString('base64url');
+    expect(decodeBase64Float32(urlSafe)).toEqual(vector);
+  });
+
+  it('refuses bad lengths and characters', () => {
+    expect(() => decodeBase64Float32('A')).toThrow(ShapeError);
+    expect(() => decodeBase64Float32('AAA=')).toThrow(/2 bytes of base64, not a multiple of 4/);
+    expect(() => decodeBase64Float32('AA AAA==')).toThrow(/not valid base64/);
+  });
+
+  it('decodes 1,000 vectors of 1,536 dims quickly', () => {
+    const texts = Array.from({ length: 1000 }, () =>
+      Buffer.from(randomVector(1536).buffer).toString('base64'),
+    );
+    const start = performance.now();
+    for (const text of texts) decodeBase64Float32(text);
+    expect(performance.now() - start).toBeLessThan(1000);
+  });
+});
