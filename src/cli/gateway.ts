@@ -27,6 +27,8 @@ export function registerGateway(program: Command): void {
     .action(async (flags: GatewayCommandFlags) => {
       const fromFile: EmulatorOptions = flags.config ? await loadEmulatorConfig(flags.config) : {};
       const options: EmulatorOptions = {
+        // A long-running gateway keeps no per-request records unless its config asks for them.
+        recordRequests: false,
         ...fromFile,
         ...(flags.port !== undefined ? { port: flags.port } : {}),
         ...(flags.host !== undefined ? { host: flags.host } : {}),

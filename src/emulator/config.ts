@@ -26,7 +26,10 @@ const embeddingModel = z.strictObject({
   listContextLength: z.boolean().exactOptional(),
   overLong: z.enum(['truncate', 'reject']),
   pricePerToken: usdDecimal,
-  inputModalities: z.array(z.enum(['text', 'image'])).min(1).exactOptional(),
+  inputModalities: z
+    .array(z.enum(['text', 'image']))
+    .min(1)
+    .exactOptional(),
   providers: z.array(label).min(1),
   maxInputs: positiveInt.exactOptional(),
 });
@@ -85,7 +88,9 @@ const options = z
     host: label.exactOptional(),
     models: z.array(embeddingModel).exactOptional(),
     transcriptionModels: z.array(transcriptionModel).exactOptional(),
-    providers: z.array(z.strictObject({ name: label, collectsData: z.boolean().exactOptional() })).exactOptional(),
+    providers: z
+      .array(z.strictObject({ name: label, collectsData: z.boolean().exactOptional() }))
+      .exactOptional(),
     keys: z.array(key).exactOptional(),
     managementKeys: z.array(label).exactOptional(),
     overloadedProviders: z.array(label).exactOptional(),
@@ -128,7 +133,11 @@ const options = z
     duplicates(models, (i) => ['models', i, 'id'], 'model id');
     o.transcriptionModels?.forEach((m, i) => {
       if (models.includes(m.id)) {
-        ctx.addIssue({ code: 'custom', path: ['transcriptionModels', i, 'id'], message: 'also an embedding model' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['transcriptionModels', i, 'id'],
+          message: 'also an embedding model',
+        });
       }
     });
     const apiKeys = (o.keys ?? [{ key: EMULATOR_API_KEY }]).map((k) => k.key);

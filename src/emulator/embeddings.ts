@@ -49,9 +49,14 @@ export function parseEmbeddingsRequest(body: unknown, catalog: ModelCatalog): Em
   const model = catalog.embeddingModel(modelId);
   const maxInputs = model.maxInputs ?? DEFAULT_MAX_INPUTS;
   if (items.length > maxInputs) {
-    throw new HttpError(400, `input has ${items.length} items; ${model.id} accepts at most ${maxInputs} per request`);
+    throw new HttpError(
+      400,
+      `input has ${items.length} items; ${model.id} accepts at most ${maxInputs} per request`,
+    );
   }
-  const inputs = items.map((item, i) => (typeof item === 'string' ? prepareText(model, item, i) : prepareBlock(model, item, i)));
+  const inputs = items.map((item, i) =>
+    typeof item === 'string' ? prepareText(model, item, i) : prepareBlock(model, item, i),
+  );
   const tokens = inputs.reduce((sum, prepared) => sum + prepared.tokens, 0);
   return { model, inputs, tokens, format, provider };
 }
@@ -70,7 +75,8 @@ function parseInput(input: unknown): InputItem[] {
   if (input.length === 0) throw new HttpError(400, 'input must not be an empty array');
   if (typeof input[0] === 'string') {
     return input.map((element: unknown, i) => {
-      if (typeof element !== 'string') throw new HttpError(400, `input[${i}] must be a string, like input[0]`);
+      if (typeof element !== 'string')
+        throw new HttpError(400, `input[${i}] must be a string, like input[0]`);
       if (element === '') throw new HttpError(400, `input[${i}] must not be an empty string`);
       return element;
     });
@@ -80,7 +86,10 @@ function parseInput(input: unknown): InputItem[] {
 
 function parseBlock(block: unknown, i: number): ContentPart[] {
   if (!isObject(block) || !Array.isArray(block['content']) || block['content'].length === 0) {
-    throw new HttpError(400, `input[${i}] must be a string or a block {content: [parts]} with at least one part`);
+    throw new HttpError(
+      400,
+      `input[${i}] must be a string or a block {content: [parts]} with at least one part`,
+    );
   }
   return block['content'].map((part: unknown, j) => {
     if (isObject(part) && part['type'] === 'text' && typeof part['text'] === 'string') {

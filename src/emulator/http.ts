@@ -21,7 +21,11 @@ export class HttpError extends Error {
 
   envelope(): ErrorEnvelopeWire {
     return {
-      error: { code: this.status, message: this.message, ...(this.metadata ? { metadata: this.metadata } : {}) },
+      error: {
+        code: this.status,
+        message: this.message,
+        ...(this.metadata ? { metadata: this.metadata } : {}),
+      },
       user_id: null,
     };
   }
@@ -32,10 +36,13 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
+export async function readText(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {

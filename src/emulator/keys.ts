@@ -43,7 +43,9 @@ export class Account {
 /** Who a request may come from: inference endpoints, management endpoints, or either. */
 export type Access = 'inference' | 'management' | 'any';
 
-export type Credential = { kind: 'api'; label: string; account: Account } | { kind: 'management'; label: string };
+export type Credential =
+  | { kind: 'api'; label: string; account: Account }
+  | { kind: 'management'; label: string };
 
 /** The emulator's keys. Records and stats name keys by label; the raw key never leaves this class. */
 export class KeyRing {
@@ -52,7 +54,11 @@ export class KeyRing {
   constructor(keys: readonly KeyConfig[], managementKeys: readonly string[]) {
     keys.forEach((config, i) => {
       const label = config.name ?? `key${i}`;
-      this.byKey.set(config.key, { kind: 'api', label, account: new Account(label, config.credits ?? Infinity, config) });
+      this.byKey.set(config.key, {
+        kind: 'api',
+        label,
+        account: new Account(label, config.credits ?? Infinity, config),
+      });
     });
     managementKeys.forEach((key, i) => {
       this.byKey.set(key, { kind: 'management', label: `mgmt${i}` });
@@ -74,7 +80,10 @@ export class KeyRing {
     const credential = this.byKey.get(match[1]);
     if (!credential) throw new HttpError(401, 'Invalid API key');
     if (access === 'management' && credential.kind !== 'management') {
-      throw new HttpError(401, 'A management key is required for this endpoint; ordinary API keys cannot call it');
+      throw new HttpError(
+        401,
+        'A management key is required for this endpoint; ordinary API keys cannot call it',
+      );
     }
     if (access === 'inference' && credential.kind !== 'api') {
       throw new HttpError(401, 'Management keys cannot call inference endpoints; use an ordinary API key');

@@ -3,8 +3,8 @@ import {
   MEMBERS_LIMIT_DEFAULT,
   MEMBERS_LIMIT_MAX,
   MEMBERS_LIMIT_MIN,
-  type MemberWire,
   type MembersResponseWire,
+  type MemberWire,
 } from '../gateway/wire.js';
 import { HttpError } from './http.js';
 

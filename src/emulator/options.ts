@@ -71,7 +71,7 @@ export interface FaultOptions {
   probabilities?: Partial<Record<FaultKind, number>>;
   /** Consumed one entry per request, in order, before probabilities apply. */
   script?: ScriptEntry[];
-  /** Added before every answer on the fault paths: fixed, or uniform in [min, max]. */
+  /** Added before answering each authenticated request on the fault paths: fixed, or uniform in [min, max]. */
   latencyMs?: number | { min: number; max: number };
   /** Retry-After carried by 429 and 503 faults (default 1; fractions show with the 'ms' format). */
   retryAfterSeconds?: number;

@@ -28,7 +28,12 @@ export class Sfc32 {
 
   /** Seeded with the first four little-endian uint32 words of a digest (at least 16 bytes). */
   static fromDigest(digest: Buffer): Sfc32 {
-    return new Sfc32(digest.readUInt32LE(0), digest.readUInt32LE(4), digest.readUInt32LE(8), digest.readUInt32LE(12));
+    return new Sfc32(
+      digest.readUInt32LE(0),
+      digest.readUInt32LE(4),
+      digest.readUInt32LE(8),
+      digest.readUInt32LE(12),
+    );
   }
 
   /** Seeded from sha256 of a label, for streams that need no outside meaning (faults, shuffles). */

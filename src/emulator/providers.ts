@@ -22,7 +22,8 @@ export function parseProviderPreferences(value: unknown): ProviderPreferences | 
     prefs.order = order;
   }
   if (allow_fallbacks !== undefined) {
-    if (typeof allow_fallbacks !== 'boolean') throw new HttpError(400, 'provider.allow_fallbacks must be a boolean');
+    if (typeof allow_fallbacks !== 'boolean')
+      throw new HttpError(400, 'provider.allow_fallbacks must be a boolean');
     prefs.allow_fallbacks = allow_fallbacks;
   }
   if (data_collection !== undefined) {

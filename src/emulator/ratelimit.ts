@@ -96,7 +96,11 @@ export class KeyLimiter {
         tokenWait >= requestWait
           ? `${this.limits.tokensPerMinute} tokens per minute`
           : `${this.limits.requestsPerMinute} requests per minute`;
-      return { ok: false, message: `Rate limit exceeded: ${limit}`, waitMs: Math.max(requestWait, tokenWait) };
+      return {
+        ok: false,
+        message: `Rate limit exceeded: ${limit}`,
+        waitMs: Math.max(requestWait, tokenWait),
+      };
     }
     this.requests?.add(now, 1);
     this.tokens?.add(now, tokens);

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { EncodingFormat } from '../gateway/wire.js';
 import { validateEmulatorOptions } from './config.js';
 import { parseEmbeddingsRequest, renderEmbeddings } from './embeddings.js';
-import { HttpError, retryAfterHeaders, sendJson } from './http.js';
+import { HttpError, parseJson, readText, retryAfterHeaders, sendJson } from './http.js';
 import type { Access, Account, Credential } from './keys.js';
 import { membersPage } from './members.js';
 import type { EmulatorOptions, FaultKind } from './options.js';
@@ -14,6 +14,17 @@ import { IN_FLIGHT_RETRY_MS } from './ratelimit.js';
 import { createState, type EmulatorState } from './state.js';
 import type { EmulatorStats, RequestRecord } from './stats.js';
 import { parseTranscriptionRequest, renderTranscription, transcriptionCost } from './transcription.js';
+
+/*
+ * The emulator's HTTP server. A request meets its checks in this order, the first failing one
+ * answering:
+ *
+ *   route (404/405) → credentials (401) → for inference: Retry-After honour check (counted, not
+ *   refused), in-flight slot (429), latency → body (400) and model (404) → rate windows (429) →
+ *   provider routing (404 data policy, 529) → fault → credits (402) → answer.
+ *
+ * So faults only hit requests that would have reached a provider, and nothing faulted is charged.
+ */
 
 export interface RunningEmulator {
   /** e.g. http://127.0.0.1:PORT/v1 */
@@ -39,7 +50,8 @@ type Outcome = { status: number; body: unknown } | 'reset';
 interface RequestContext {
   readonly state: EmulatorState;
   readonly path: string;
-  readonly body: unknown;
+  /** The raw body; handlers parse it, so a malformed one is answered in the documented order. */
+  readonly text: string;
   readonly query: URLSearchParams;
   readonly credential: Credential;
   readonly record: RequestRecord;
@@ -111,7 +123,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
 /** Every request goes through here: route, read, authenticate, gate, handle, answer, record. */
 async function answer(state: EmulatorState, req: IncomingMessage, res: ServerResponse, signal: AbortSignal) {
   const url = new URL(req.url ?? '/', 'http://emulator');
-  const path = url.pathname.startsWith('/v1/') ? url.pathname.slice('/v1'.length) : url.pathname;
+  // Spec paths are relative to the base URL, which ends in /v1; anything else is recorded as it came.
+  const versioned = url.pathname.startsWith('/v1/');
+  const path = versioned ? url.pathname.slice('/v1'.length) : url.pathname;
   const record: RequestRecord = {
     at: performance.now(),
     ms: 0,
@@ -126,19 +140,22 @@ async function answer(state: EmulatorState, req: IncomingMessage, res: ServerRes
   let credential: Credential | undefined;
   try {
     const text = await readText(req);
-    const route = findRoute(record.method, path);
+    const route = findRoute(record.method, versioned ? path : undefined, url.pathname);
     credential = state.keys.authorize(req.headers.authorization, route.access);
     record.key = credential.label;
     const context: RequestContext = {
       state,
       path,
-      body: record.method === 'POST' ? parseJson(text) : undefined,
+      text,
       query: url.searchParams,
       credential,
       record,
       signal,
     };
-    const outcome = credential.kind === 'api' ? await gated(context, credential.account, route) : await route.handle(context);
+    const outcome =
+      credential.kind === 'api' && route.access === 'inference'
+        ? await gated(context, credential.account, route)
+        : await route.handle(context);
     if (outcome === 'reset') {
       record.status = 'reset';
       req.socket.destroy();
@@ -152,7 +169,8 @@ async function answer(state: EmulatorState, req: IncomingMessage, res: ServerRes
       record.status = 'reset';
       req.socket.destroy();
     } else {
-      const failure = error instanceof HttpError ? error : new HttpError(500, `Emulator error: ${String(error)}`);
+      const failure =
+        error instanceof HttpError ? error : new HttpError(500, `Emulator error: ${String(error)}`);
       record.status = failure.status;
       sendError(state, res, failure, credential);
     }
@@ -162,12 +180,13 @@ async function answer(state: EmulatorState, req: IncomingMessage, res: ServerRes
   }
 }
 
-function findRoute(method: string, path: string): Route {
-  const route = ROUTES[`${method} ${path}`];
+function findRoute(method: string, path: string | undefined, pathname: string): Route {
+  const route = path === undefined ? undefined : ROUTES[`${method} ${path}`];
   if (route) return route;
-  const otherMethod = Object.keys(ROUTES).some((key) => key.endsWith(` ${path}`));
-  if (otherMethod) throw new HttpError(405, `Method ${method} is not allowed on ${path}`);
-  throw new HttpError(404, `No such endpoint: ${method} ${path}`);
+  if (path !== undefined && Object.keys(ROUTES).some((key) => key.endsWith(` ${path}`))) {
+    throw new HttpError(405, `Method ${method} is not allowed on ${pathname}`);
+  }
+  throw new HttpError(404, `No such endpoint: ${method} ${pathname}`);
 }
 
 /**
@@ -179,7 +198,12 @@ async function gated(context: RequestContext, account: Account, route: Route): P
   if (account.limiter.violates(record.at)) state.recorder.violation(account.label);
   if (!account.limiter.enter()) {
     const max = account.limiter.limits.maxInFlight;
-    throw new HttpError(429, `Too many requests in flight for this key (limit ${max})`, undefined, IN_FLIGHT_RETRY_MS);
+    throw new HttpError(
+      429,
+      `Too many requests in flight for this key (limit ${max})`,
+      undefined,
+      IN_FLIGHT_RETRY_MS,
+    );
   }
   try {
     if (state.faults.covers(path)) await pause(state.faults.latencyMs(), signal);
@@ -192,7 +216,7 @@ async function gated(context: RequestContext, account: Account, route: Route): P
 async function embeddings(context: RequestContext): Promise<Outcome> {
   const { state, record } = context;
   const account = accountOf(context);
-  const job = parseEmbeddingsRequest(context.body, state.models);
+  const job = parseEmbeddingsRequest(parseJson(context.text), state.models);
   record.model = job.model.id;
   record.inputs = job.inputs.length;
   record.tokens = job.tokens;
@@ -205,7 +229,8 @@ async function embeddings(context: RequestContext): Promise<Outcome> {
   const encoding = deliveredEncoding(job.format, fault, state);
   const cost = encoding === 'none' ? 0 : job.tokens * Number(job.model.pricePerToken);
   account.charge(cost);
-  if (encoding !== 'none') state.recorder.served(account.label, provider, job.inputs.length, job.tokens, cost);
+  if (encoding !== 'none')
+    state.recorder.served(account.label, provider, job.inputs.length, job.tokens, cost);
   const body = renderEmbeddings(job, {
     id: state.nextResponseId(),
     provider,
@@ -232,7 +257,7 @@ function deliveredEncoding(
 async function transcriptions(context: RequestContext): Promise<Outcome> {
   const { state, record } = context;
   const account = accountOf(context);
-  const job = parseTranscriptionRequest(context.body, state.models);
+  const job = parseTranscriptionRequest(parseJson(context.text), state.models);
   record.model = job.model.id;
   record.inputs = 1;
   // Audio has no prompt tokens: only the requests window applies.
@@ -266,7 +291,10 @@ function admit(account: Account, tokens: number): void {
  * Draws the request's fault, after routing (so it can name the provider) and before any charge.
  * Error faults throw; 'slow' waits and lets the request succeed; 'reset' and 'empty' are returned.
  */
-async function injectFault(context: RequestContext, provider: string): Promise<'reset' | 'empty' | undefined> {
+async function injectFault(
+  context: RequestContext,
+  provider: string,
+): Promise<'reset' | 'empty' | undefined> {
   const { state, path, record } = context;
   if (!state.faults.covers(path)) return undefined;
   const kind: FaultKind | undefined = state.faults.next();
@@ -282,7 +310,12 @@ async function injectFault(context: RequestContext, provider: string): Promise<'
   return kind === 'reset' || kind === 'empty' ? kind : undefined;
 }
 
-function sendError(state: EmulatorState, res: ServerResponse, error: HttpError, credential: Credential | undefined) {
+function sendError(
+  state: EmulatorState,
+  res: ServerResponse,
+  error: HttpError,
+  credential: Credential | undefined,
+) {
   let headers: Record<string, string> = {};
   if (error.retryAfterMs !== undefined) {
     const retryAfter = retryAfterHeaders(error.retryAfterMs, state.options.retryAfterFormat ?? 'seconds');
@@ -293,20 +326,6 @@ function sendError(state: EmulatorState, res: ServerResponse, error: HttpError, 
     }
   }
   sendJson(res, error.status, error.envelope(), headers);
-}
-
-async function readText(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new HttpError(400, 'Request body is not valid JSON');
-  }
 }
 
 async function pause(ms: number, signal: AbortSignal): Promise<void> {

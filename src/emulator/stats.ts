@@ -17,6 +17,7 @@ export interface EmulatorStats {
   spend: Record<string, number>;
   /** Requests that arrived before the instant a Retry-After told their key, per key label. */
   retryAfterViolations: Record<string, number>;
+  /** Requests being handled now, and the most at once so far (every path and key, refused ones too). */
   inFlight: number;
   maxInFlight: number;
 }
@@ -32,6 +33,7 @@ export interface RequestRecord {
   /** Key label; undefined when the request carried no known key. */
   key: string | undefined;
   status: number | 'reset';
+  /** Inputs and prompt tokens of the request (0 until it passed validation). */
   inputs: number;
   tokens: number;
   model?: string;

@@ -41,15 +41,20 @@ export function parseTranscriptionRequest(body: unknown, catalog: ModelCatalog):
   if (!isObject(audioInput)) throw new HttpError(400, 'input_audio is required: {data: <base64>, format}');
   const { data, format } = audioInput;
   if (typeof data !== 'string' || data === '') throw new HttpError(400, 'input_audio.data is required');
-  if (data.startsWith('data:')) throw new HttpError(400, 'input_audio.data must be raw base64, not a data URL');
-  if (data.length % 4 !== 0 || !BASE64.test(data)) throw new HttpError(400, 'input_audio.data is not valid base64');
+  if (data.startsWith('data:'))
+    throw new HttpError(400, 'input_audio.data must be raw base64, not a data URL');
+  if (data.length % 4 !== 0 || !BASE64.test(data))
+    throw new HttpError(400, 'input_audio.data is not valid base64');
   if (typeof format !== 'string' || !AUDIO_FORMATS.includes(format)) {
     throw new HttpError(400, `input_audio.format must be one of ${AUDIO_FORMATS.join(', ')}`);
   }
   if (language !== undefined && (typeof language !== 'string' || !/^[a-z]{2}$/.test(language))) {
     throw new HttpError(400, 'language must be an ISO-639-1 code such as "en"');
   }
-  if (temperature !== undefined && (typeof temperature !== 'number' || !(temperature >= 0 && temperature <= 2))) {
+  if (
+    temperature !== undefined &&
+    (typeof temperature !== 'number' || !(temperature >= 0 && temperature <= 2))
+  ) {
     throw new HttpError(400, 'temperature must be a number from 0 to 2');
   }
   const provider = parseProviderPreferences(body['provider']);
@@ -61,7 +66,11 @@ export function parseTranscriptionRequest(body: unknown, catalog: ModelCatalog):
 
 /** Duration of a RIFF/WAVE file: the data chunk's size over the fmt chunk's byte rate. */
 export function wavSeconds(audio: Buffer): number {
-  if (audio.length < 12 || audio.toString('latin1', 0, 4) !== 'RIFF' || audio.toString('latin1', 8, 12) !== 'WAVE') {
+  if (
+    audio.length < 12 ||
+    audio.toString('latin1', 0, 4) !== 'RIFF' ||
+    audio.toString('latin1', 8, 12) !== 'WAVE'
+  ) {
     throw new HttpError(400, 'input_audio.data is not a WAV file (no RIFF/WAVE header)');
   }
   let byteRate: number | undefined;

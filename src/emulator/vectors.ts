@@ -47,5 +47,7 @@ export function writeEmbedding(model: string, text: string, out: Float32Array): 
 
 /** The text a multimodal block is embedded as: one line per part, `text:<text>` or `image:<url>`. */
 export function multimodalText(parts: readonly ContentPart[]): string {
-  return parts.map((part) => (part.type === 'text' ? `text:${part.text}` : `image:${part.image_url.url}`)).join('\n');
+  return parts
+    .map((part) => (part.type === 'text' ? `text:${part.text}` : `image:${part.image_url.url}`))
+    .join('\n');
 }

@@ -1,0 +1,20 @@
+/** The local gateway emulator: the whole spec over real HTTP, deterministic vectors, injectable faults. */
+export { loadEmulatorConfig, validateEmulatorOptions } from './config.js';
+export { EMULATOR_API_KEY, EMULATOR_MANAGEMENT_KEY } from './keys.js';
+export { DEFAULT_EMBEDDING_MODELS, DEFAULT_TRANSCRIPTION_MODELS } from './models.js';
+export type {
+  EmbeddingModelConfig,
+  EmulatorOptions,
+  FaultKind,
+  FaultOptions,
+  KeyConfig,
+  KeyLimits,
+  ProviderConfig,
+  ScriptEntry,
+  TranscriptionModelConfig,
+} from './options.js';
+export { DEFAULT_PROVIDERS } from './providers.js';
+export { RETRY_AFTER_TOLERANCE_MS } from './ratelimit.js';
+export { type RunningEmulator, startEmulator } from './server.js';
+export type { EmulatorStats, RequestRecord } from './stats.js';
+export { embeddingFor } from './vectors.js';
