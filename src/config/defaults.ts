@@ -13,6 +13,8 @@ export const DEFAULTS = {
   /** Corpus fields. */
   idField: 'id',
   textField: 'text',
+  /** A single CSV record, JSONL line or text file larger than this is a reject (memory stays bounded). */
+  maxEntryBytes: 64 * 1024 * 1024,
 
   /** Chunk budget when the model lists no context_length. */
   fallbackContextLength: 8192,

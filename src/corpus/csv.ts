@@ -27,7 +27,6 @@ import { UsageError } from '../errors.js';
 import { Reason, reject, toEntry } from './entries.js';
 import type { IdRegistry } from './ids.js';
 import { LineIndex } from './line-index.js';
-import type { CorpusStats } from './stats.js';
 import { decodeUtf8, withoutBom } from './utf8.js';
 
 export interface CsvReadOptions {
@@ -38,7 +37,8 @@ export interface CsvReadOptions {
   readonly idField: string;
   readonly textField: string;
   readonly ids: IdRegistry;
-  readonly stats: CorpusStats;
+  /** Called with the size of every piece of input read. */
+  readonly onBytes: (bytes: number) => void;
   /** A record larger than this stops the read with a UsageError (an unclosed quote, usually). */
   readonly maxRecordBytes: number;
 }
@@ -59,7 +59,7 @@ interface Header {
 const COMMA = 0x2c;
 
 export async function* readCsv(options: CsvReadOptions): AsyncGenerator<CorpusEntry> {
-  const { file, stats } = options;
+  const { file } = options;
   const index = new LineIndex();
   let parser: Parser | undefined;
   const records = new RecordTracker(index, options, () => parser?.options.record_delimiter ?? []);
@@ -83,7 +83,7 @@ export async function* readCsv(options: CsvReadOptions): AsyncGenerator<CorpusEn
   parser = parse(hooks as unknown as Options);
 
   async function* bytes(): AsyncGenerator<Buffer> {
-    for await (const chunk of withoutBom(counted(createReadStream(options.path), stats))) {
+    for await (const chunk of withoutBom(counted(createReadStream(options.path), options.onBytes))) {
       index.push(chunk);
       if (index.retained > options.maxRecordBytes) {
         throw new UsageError(
@@ -94,8 +94,9 @@ export async function* readCsv(options: CsvReadOptions): AsyncGenerator<CorpusEn
     }
   }
   // Errors (read errors, UsageErrors thrown from the hooks) destroy the parser and surface in the
-  // loop below; the callback only has to exist.
-  pipeline(Readable.from(bytes()), parser, () => {});
+  // loop below; the callback only has to exist. A byte stream, not object mode, so that read-ahead
+  // is limited in bytes rather than in 64 KiB chunks.
+  pipeline(Readable.from(bytes(), { objectMode: false }), parser, () => {});
 
   for await (const row of parser as AsyncIterable<Row>) {
     yield* row.before;
@@ -104,10 +105,13 @@ export async function* readCsv(options: CsvReadOptions): AsyncGenerator<CorpusEn
   yield* records.finish();
 }
 
-/** Passes chunks through, adding their size to `stats.bytesRead`. */
-async function* counted(chunks: AsyncIterable<Buffer>, stats: CorpusStats): AsyncGenerator<Buffer> {
+/** Passes chunks through, reporting their size. */
+async function* counted(
+  chunks: AsyncIterable<Buffer>,
+  onBytes: (bytes: number) => void,
+): AsyncGenerator<Buffer> {
   for await (const chunk of chunks) {
-    stats.bytesRead += chunk.length;
+    onBytes(chunk.length);
     yield chunk;
   }
 }
@@ -192,7 +196,8 @@ class RecordTracker {
     // Still inside a record at the end: a quote that was never closed.
     if (this.#open) this.#close(this.#index.fed);
     this.#settle();
-    if (this.header === undefined) throw new UsageError(`${this.#options.file}: the CSV file has no header row`);
+    if (this.header === undefined)
+      throw new UsageError(`${this.#options.file}: the CSV file has no header row`);
     return this.#pending;
   }
 
@@ -232,7 +237,8 @@ class RecordTracker {
 
 function readHeader(fields: readonly Uint8Array[], options: CsvReadOptions): Header {
   const names = fields.map((field) => decodeUtf8(field));
-  if (names.includes(undefined)) throw new UsageError(`${options.file}: the CSV header row is not valid UTF-8`);
+  if (names.includes(undefined))
+    throw new UsageError(`${options.file}: the CSV header row is not valid UTF-8`);
   const idIndex = names.indexOf(options.idField);
   const textIndex = names.indexOf(options.textField);
   const missing = [idIndex < 0 ? options.idField : undefined, textIndex < 0 ? options.textField : undefined]

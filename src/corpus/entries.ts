@@ -19,10 +19,10 @@ export const Reason = {
   notAnObject: (type: string) => `not a JSON object (${type})`,
   unparseableLine: (message: string) => `unparseable line: ${message}`,
   unparseableRow: (message: string) => `unparseable row: ${message}`,
-  wrongColumnCount: (expected: number, got: number) =>
-    `wrong column count: expected ${expected}, got ${got}`,
+  wrongColumnCount: (expected: number, got: number) => `wrong column count: expected ${expected}, got ${got}`,
   tooLarge: (bytes: number, limit: number) => `too large: ${bytes} bytes (limit ${limit})`,
-  unreadable: (code: string) => `unreadable file (${code})`,
+  unreadableFile: (code: string) => `unreadable file (${code})`,
+  unreadableFolder: (code: string) => `unreadable folder (${code})`,
 } as const;
 
 export function reject(file: string, line: number, reason: string, id?: string): CorpusEntry {

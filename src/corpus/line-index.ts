@@ -58,7 +58,12 @@ export class LineIndex {
     for (const chunk of this.#chunks) {
       const end = start + chunk.length;
       if (end > this.#cursor && start < stop) {
-        this.#line += this.#countBreaks(chunk, Math.max(this.#cursor, start) - start, Math.min(stop, end) - start, start);
+        this.#line += this.#countBreaks(
+          chunk,
+          Math.max(this.#cursor, start) - start,
+          Math.min(stop, end) - start,
+          start,
+        );
       }
       start = end;
       if (start >= stop) break;

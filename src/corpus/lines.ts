@@ -1,0 +1,71 @@
+/**
+ * Splits a byte stream into lines (on LF; a CR before the LF is dropped) without decoding it, so
+ * each line can be validated on its own. Each line is copied once (no quadratic concatenation for
+ * lines spanning many chunks), and a line longer than the limit is skipped without being held.
+ */
+export interface RawLine {
+  /** 1-based line number. */
+  readonly number: number;
+  /** The line's bytes without its line break, or undefined when it was longer than the limit. */
+  readonly bytes: Buffer | undefined;
+  /** The line's length in bytes. */
+  readonly size: number;
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+export class LineSplitter {
+  readonly #maxLineBytes: number;
+  /** Pieces of the current line, from earlier chunks. */
+  #parts: Buffer[] = [];
+  #size = 0;
+  #tooLong = false;
+  #number = 0;
+
+  constructor(maxLineBytes: number) {
+    this.#maxLineBytes = maxLineBytes;
+  }
+
+  /** The lines completed by `chunk`; the rest is kept for the next chunk. Consume before the next push. */
+  *push(chunk: Buffer): Generator<RawLine> {
+    let start = 0;
+    for (let lf = chunk.indexOf(LF); lf !== -1; lf = chunk.indexOf(LF, start)) {
+      this.#append(chunk.subarray(start, lf));
+      yield this.#take();
+      start = lf + 1;
+    }
+    this.#append(chunk.subarray(start));
+  }
+
+  /** The last line, if the stream did not end with a line break. */
+  *end(): Generator<RawLine> {
+    if (this.#size > 0 || this.#tooLong) yield this.#take();
+  }
+
+  #append(piece: Buffer): void {
+    if (piece.length === 0) return;
+    this.#size += piece.length;
+    if (this.#tooLong) return;
+    if (this.#size > this.#maxLineBytes) {
+      this.#tooLong = true;
+      this.#parts = [];
+      return;
+    }
+    this.#parts.push(piece);
+  }
+
+  #take(): RawLine {
+    this.#number += 1;
+    let bytes: Buffer | undefined;
+    if (!this.#tooLong) {
+      bytes = this.#parts.length === 1 ? this.#parts[0]! : Buffer.concat(this.#parts, this.#size);
+      if (bytes.length > 0 && bytes[bytes.length - 1] === CR) bytes = bytes.subarray(0, -1);
+    }
+    const line = { number: this.#number, bytes, size: this.#size };
+    this.#parts = [];
+    this.#size = 0;
+    this.#tooLong = false;
+    return line;
+  }
+}

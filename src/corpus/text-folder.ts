@@ -1,0 +1,151 @@
+/**
+ * Plain-text corpora: a folder of .txt/.md files (one document per file, walked recursively), or
+ * a single such file. Files are whole documents, so each is read at once; only the list of paths
+ * is held for the whole folder (it has to be sorted).
+ *
+ * Order is deterministic across runs and machines: relative paths sorted by code points (compared
+ * as UTF-8 bytes, which orders like code points; JS string order is UTF-16 code units and puts
+ * astral characters before U+E000–U+FFFF). Hidden entries (leading dot) are skipped; symlinks are
+ * followed, except into a folder that is already on the current path (a loop).
+ */
+import type { Dirent } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { CorpusEntry } from '../domain.js';
+import { UsageError } from '../errors.js';
+import { Reason, reject, toEntry } from './entries.js';
+import type { IdRegistry } from './ids.js';
+import { decodeUtf8, stripBom } from './utf8.js';
+
+export interface TextReadOptions {
+  /** The folder or file to read. */
+  readonly path: string;
+  /** How the input is named in messages (the path as the user gave it). */
+  readonly file: string;
+  readonly ids: IdRegistry;
+  /** Called with the size of every piece of input read. */
+  readonly onBytes: (bytes: number) => void;
+  /** A larger file is rejected without being read. */
+  readonly maxFileBytes: number;
+  /** Called once with the total size of the folder's .txt/.md files, before reading them. */
+  readonly onTotalBytes?: (bytes: number) => void;
+}
+
+/** A .txt/.md file found in the folder, or a problem found while walking it. */
+type Found =
+  | { readonly rel: string; readonly abs: string; readonly size: number }
+  | { readonly rel: string; readonly problem: string; readonly isFile: boolean };
+
+const TEXT_NAME = /\.(?:txt|md)$/i;
+
+/** True for a name the folder walk picks up. */
+export function isTextFileName(name: string): boolean {
+  return TEXT_NAME.test(name);
+}
+
+/** Every .txt/.md file of a folder: id and source are the path relative to the folder, with `/`. */
+export async function* readTextFolder(options: TextReadOptions): AsyncGenerator<CorpusEntry> {
+  const found = await walk(options.path, options.file);
+  if (found.length === 0) throw new UsageError(`no .txt or .md files in folder ${options.file}`);
+  options.onTotalBytes?.(found.reduce((sum, item) => sum + ('size' in item ? item.size : 0), 0));
+  for (const item of found) {
+    if ('problem' in item) yield reject(item.rel, 1, item.problem, item.isFile ? item.rel : undefined);
+    else yield await readDocument(item.abs, item.rel, item.rel, item.size, options);
+  }
+}
+
+/** One text file as one document, its id the file's base name. */
+export async function* readTextFile(options: TextReadOptions): AsyncGenerator<CorpusEntry> {
+  const { size } = await stat(options.path);
+  yield await readDocument(options.path, options.file, basename(options.path), size, options);
+}
+
+async function readDocument(
+  path: string,
+  file: string,
+  id: string,
+  size: number,
+  options: TextReadOptions,
+): Promise<CorpusEntry> {
+  if (size > options.maxFileBytes) return reject(file, 1, Reason.tooLarge(size, options.maxFileBytes), id);
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    return reject(file, 1, Reason.unreadableFile(errorCode(error)), id);
+  }
+  options.onBytes(bytes.length);
+  const text = decodeUtf8(stripBom(bytes));
+  if (text === undefined) return reject(file, 1, Reason.invalidUtf8, id);
+  return toEntry(options.ids, file, 1, id, text);
+}
+
+/** The folder's .txt/.md files and walk problems, sorted by relative path. */
+async function walk(root: string, display: string): Promise<Found[]> {
+  const found: Found[] = [];
+  // Folders on the current path, by device and inode: entering one again would loop forever.
+  const ancestors = new Set<string>([await folderKey(root)]);
+
+  async function visit(folder: string, rel: string): Promise<void> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(folder, { withFileTypes: true });
+    } catch (error) {
+      if (rel === '') throw new UsageError(`cannot read folder ${display} (${errorCode(error)})`);
+      found.push({ rel, problem: Reason.unreadableFolder(errorCode(error)), isFile: false });
+      return;
+    }
+    for (const entry of entries) {
+      if (entry.name.startsWith('.')) continue;
+      const abs = join(folder, entry.name);
+      const childRel = rel === '' ? entry.name : `${rel}/${entry.name}`;
+      let kind = kindOf(entry);
+      let size: number | undefined;
+      if (entry.isSymbolicLink()) {
+        try {
+          const target = await stat(abs);
+          kind = kindOf(target);
+          size = target.size;
+        } catch (error) {
+          // A dangling link that looks like a document is reported; anything else is not ours.
+          if (isTextFileName(entry.name))
+            found.push({ rel: childRel, problem: Reason.unreadableFile(errorCode(error)), isFile: true });
+          continue;
+        }
+      }
+      if (kind === 'folder') {
+        const key = await folderKey(abs);
+        if (ancestors.has(key)) continue;
+        ancestors.add(key);
+        await visit(abs, childRel);
+        ancestors.delete(key);
+      } else if (kind === 'file' && isTextFileName(entry.name)) {
+        try {
+          size ??= (await stat(abs)).size;
+          found.push({ rel: childRel, abs, size });
+        } catch (error) {
+          found.push({ rel: childRel, problem: Reason.unreadableFile(errorCode(error)), isFile: true });
+        }
+      }
+    }
+  }
+
+  await visit(root, '');
+  const keyed = found.map((item) => ({ item, key: Buffer.from(item.rel, 'utf8') }));
+  keyed.sort((a, b) => Buffer.compare(a.key, b.key));
+  return keyed.map(({ item }) => item);
+}
+
+function kindOf(entry: { isDirectory(): boolean; isFile(): boolean }): 'folder' | 'file' | 'other' {
+  if (entry.isDirectory()) return 'folder';
+  return entry.isFile() ? 'file' : 'other';
+}
+
+async function folderKey(path: string): Promise<string> {
+  const { dev, ino } = await stat(path);
+  return `${dev}:${ino}`;
+}
+
+function errorCode(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? String(error);
+}

@@ -1,0 +1,100 @@
+import { chmod, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CorpusStats, detectFormat, openCorpus } from '../../src/corpus/index.js';
+import { UsageError } from '../../src/errors.js';
+import { put, readAll, tempFolder } from './helpers.js';
+
+const root = await tempFolder();
+const file = { isDirectory: () => false };
+
+describe('detectFormat', () => {
+  it('maps extensions (any case) and folders to formats', () => {
+    expect(detectFormat('a/b.csv', file)).toBe('csv');
+    expect(detectFormat('B.CSV', file)).toBe('csv');
+    expect(detectFormat('x.jsonl', file)).toBe('jsonl');
+    expect(detectFormat('x.ndjson', file)).toBe('jsonl');
+    expect(detectFormat('notes.txt', file)).toBe('text');
+    expect(detectFormat('README.md', file)).toBe('text');
+    expect(detectFormat('corpus', { isDirectory: () => true })).toBe('text');
+  });
+
+  it('asks for --format when the extension says nothing', () => {
+    for (const path of ['data.json', 'data.tsv', 'data']) {
+      expect(() => detectFormat(path, file)).toThrow(UsageError);
+      expect(() => detectFormat(path, file)).toThrow(/pass --format csv, --format jsonl or --format text/);
+    }
+  });
+});
+
+describe('openCorpus', () => {
+  it('throws a UsageError for a missing input, on the first step', async () => {
+    const path = join(root, 'nope.csv');
+    const entries = openCorpus({ path, idField: 'id', textField: 'text' });
+    await expect(readAll({ path })).rejects.toThrow(new UsageError(`input not found: ${path}`));
+    await expect(entries[Symbol.asyncIterator]().next()).rejects.toBeInstanceOf(UsageError);
+  });
+
+  it('refuses a folder for csv or jsonl, and an unknown extension', async () => {
+    const folder = join(root, 'folder');
+    await mkdir(folder);
+    await expect(readAll({ path: folder, format: 'csv' })).rejects.toThrow(
+      `${folder} is a folder: --format csv needs a file`,
+    );
+    await expect(readAll({ path: await put(root, 'x.json', '{}') })).rejects.toThrow(/pass --format/);
+  });
+
+  it('lets --format override the extension', async () => {
+    const path = await put(root, 'data.json', '{"id":"1","text":"t"}\n');
+    expect(await readAll({ path, format: 'jsonl' })).toHaveLength(1);
+    const notes = await put(root, 'notes.rst', 'plain text');
+    expect(await readAll({ path: notes, format: 'text' })).toEqual([
+      { kind: 'document', document: { id: 'notes.rst', text: 'plain text', source: notes, line: 1 } },
+    ]);
+  });
+
+  it('throws a UsageError for a folder given a file format', async () => {
+    const path = join(root, 'folder.csv');
+    await mkdir(path, { recursive: true });
+    await expect(readAll({ path, format: 'csv' })).rejects.toThrow(
+      `${path} is a folder: --format csv needs a file`,
+    );
+  });
+
+  it('counts documents, rejects and bytes in the stats object', async () => {
+    const content = 'id,text\n1,a\n2,\n3,c\n';
+    const path = await put(root, 'stats.csv', `\uFEFF${content}`);
+    const stats = new CorpusStats();
+    await readAll({ path, stats });
+    expect(stats).toMatchObject({
+      documents: 2,
+      rejects: 1,
+      bytesRead: content.length + 3,
+      totalBytes: content.length + 3,
+    });
+
+    const folder = join(root, 'stats-folder');
+    await put(folder, 'a.txt', 'aaaa');
+    await put(folder, 'b/c.md', 'cc');
+    const folderStats = new CorpusStats();
+    await readAll({ path: folder, stats: folderStats });
+    expect(folderStats).toMatchObject({ documents: 2, rejects: 0, bytesRead: 6, totalBytes: 6 });
+  });
+
+  it('detects duplicates per call, not across calls', async () => {
+    const path = await put(root, 'twice.jsonl', '{"id":"1","text":"t"}\n');
+    expect(await readAll({ path })).toHaveLength(1);
+    expect((await readAll({ path }))[0]?.kind).toBe('document');
+  });
+
+  it('stops reading when the consumer stops early', async () => {
+    const lines = Array.from({ length: 50_000 }, (_, i) => `${i},text ${i}`).join('\n');
+    const path = await put(root, 'early.csv', `id,text\n${lines}\n`);
+    const stats = new CorpusStats();
+    for await (const entry of openCorpus({ path, idField: 'id', textField: 'text', stats })) {
+      if (entry.kind === 'document' && entry.document.id === '10') break;
+    }
+    expect(stats.documents).toBe(11);
+    expect(stats.bytesRead).toBeLessThan(stats.totalBytes ?? 0);
+  });
+});

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { fingerprint, IdRegistry } from '../../src/corpus/ids.js';
+import { LineIndex } from '../../src/corpus/line-index.js';
+import { LineSplitter } from '../../src/corpus/lines.js';
+import { decodeUtf8, withoutBom } from '../../src/corpus/utf8.js';
+
+/** `content` cut into chunks of `size` bytes. */
+function chunks(content: Buffer, size: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < content.length; i += size) out.push(content.subarray(i, i + size));
+  return out;
+}
+
+describe('IdRegistry', () => {
+  it('returns the first location of a repeated id, per file', () => {
+    const ids = new IdRegistry();
+    expect(ids.claim('a', 'x.csv', 2)).toBeUndefined();
+    expect(ids.claim('b', 'y.csv', 3)).toBeUndefined();
+    expect(ids.claim('a', 'x.csv', 9)).toBe('x.csv:2');
+    expect(ids.claim('b', 'x.csv', 10)).toBe('y.csv:3');
+    expect(ids.size).toBe(2);
+  });
+
+  it('keeps every id through growth, with no fingerprint collisions on 300k similar ids', () => {
+    const ids = new IdRegistry();
+    let collisions = 0;
+    for (let i = 0; i < 300_000; i++) if (ids.claim(`doc-${i}`, 'f', i + 1) !== undefined) collisions += 1;
+    expect(collisions).toBe(0);
+    expect(ids.size).toBe(300_000);
+    for (let i = 0; i < 300_000; i += 9973) expect(ids.claim(`doc-${i}`, 'f', 1)).toBe(`f:${i + 1}`);
+  });
+
+  it('fingerprints by UTF-16 content, including astral characters', () => {
+    expect(fingerprint('😀')).not.toEqual(fingerprint('😁'));
+    expect(fingerprint('ab')).not.toEqual(fingerprint('ba'));
+    expect(fingerprint('')).not.toEqual(fingerprint('\u0000'));
+    expect(fingerprint('same')).toEqual(fingerprint('same'));
+  });
+});
+
+describe('LineSplitter', () => {
+  const content = Buffer.from('one\r\ntwo\n\nfour\r\r\nlast');
+  it.each([1, 2, 3, 5, 64])('splits on LF, drops a CR before it, at chunk size %i', (size) => {
+    const splitter = new LineSplitter(1000);
+    const lines = chunks(content, size).flatMap((chunk) => [...splitter.push(chunk)]);
+    lines.push(...splitter.end());
+    expect(lines.map((line) => [line.number, line.bytes?.toString()])).toEqual([
+      [1, 'one'],
+      [2, 'two'],
+      [3, ''],
+      [4, 'four\r'],
+      [5, 'last'],
+    ]);
+  });
+
+  it('reports an over-long line by size only', () => {
+    const splitter = new LineSplitter(4);
+    const lines = [...splitter.push(Buffer.from('12345678\nok\n'))];
+    expect(lines).toEqual([
+      { number: 1, bytes: undefined, size: 8 },
+      { number: 2, bytes: Buffer.from('ok'), size: 2 },
+    ]);
+  });
+});
+
+describe('LineIndex', () => {
+  it('counts LF, CRLF and lone CR as one break each, across chunk boundaries', () => {
+    const content = Buffer.from('a\nb\r\nc\rd\r\n\r\ne');
+    for (let size = 1; size <= content.length; size++) {
+      const index = new LineIndex();
+      for (const chunk of chunks(content, size)) index.push(chunk);
+      const lines = [...content.keys()].map((offset) => index.lineAt(offset));
+      expect(lines).toEqual([1, 1, 2, 2, 2, 3, 3, 4, 4, 4, 5, 5, 6]);
+    }
+  });
+
+  it('skips record delimiters and releases bytes before the last query', () => {
+    const index = new LineIndex();
+    index.push(Buffer.from('x\r\n\r\n'));
+    index.push(Buffer.from('\r\ny'));
+    expect(index.skip(1, [Buffer.from('\r\n')])).toBe(7);
+    expect(index.lineAt(7)).toBe(4);
+    expect(index.retained).toBe(3); // whole chunks: the second one, from offset 5
+    expect(() => index.lineAt(3)).toThrow(RangeError);
+  });
+});
+
+describe('utf8', () => {
+  it('decodes strictly, keeping U+FEFF and real U+FFFD', () => {
+    expect(decodeUtf8(Buffer.from('\uFEFFa\uFFFD'))).toBe('\uFEFFa\uFFFD');
+    expect(decodeUtf8(Buffer.from([0x61, 0xff]))).toBeUndefined();
+    expect(decodeUtf8(Buffer.from([0xed, 0xa0, 0x80]))).toBeUndefined(); // an encoded surrogate
+  });
+
+  it.each([1, 2, 4])('drops a BOM split over chunks of %i bytes', async (size) => {
+    async function* source() {
+      yield* chunks(Buffer.from('\uFEFFhello'), size);
+    }
+    const out: Buffer[] = [];
+    for await (const chunk of withoutBom(source())) out.push(chunk);
+    expect(Buffer.concat(out).toString()).toBe('hello');
+  });
+});
