@@ -1,4 +1,5 @@
 /** `embedpipe run [JOB]`: the whole pipeline in one process, no services. */
+import { isAbsolute, relative } from 'node:path';
 import type { Command } from 'commander';
 import { readEnvironment } from '../config/env.js';
 import { loadJobFile } from '../config/job.js';
@@ -86,7 +87,14 @@ export function registerRun(program: Command): void {
     });
 }
 
+/** A path as short as it can be said from here (relative when inside the working folder). */
+function shortPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
 function describeSummary(s: RunSummary): string {
+  const out = shortPath(s.outDir);
   const usd = `$${s.cost.toFixed(6)}`;
   if (s.status === 'dry-run') {
     return (
@@ -95,13 +103,13 @@ function describeSummary(s: RunSummary): string {
     );
   }
   const lines = [
-    `${s.status === 'done' ? 'done' : 'INCOMPLETE'}: ${s.rows} vectors (${s.dims ?? '?'} dims, ${s.model}) in ${s.outDir}`,
+    `${s.status === 'done' ? 'done' : 'INCOMPLETE'}: ${s.rows} vectors (${s.dims ?? '?'} dims, ${s.model}) in ${out}`,
     `  documents ${s.documents}, rejected ${s.rejects}${s.rejects > 0 ? ' (rejects.jsonl)' : ''}, chunks ${s.chunks}, tokens ${s.tokens}`,
     `  batches ${s.batches.planned}: ${s.batches.embedded} embedded, ${s.batches.resumed} already done, ${s.batches.failed} failed`,
     `  requests ${s.requests}, retries ${s.retries}, cost ${usd}, ${(s.elapsedMs / 1000).toFixed(1)} s`,
   ];
   if (s.failures > 0) lines.push(`  ${s.failures} chunks could not be embedded: see failures.jsonl`);
   if (s.status === 'incomplete') lines.push('  re-run the same command to retry the failed batches');
-  else lines.push(`  query it: duckdb -c "SELECT id, chunk_index, text FROM read_parquet('${s.outDir}/*.parquet') LIMIT 5"`);
+  else lines.push(`  query it: duckdb -c "SELECT id, chunk_index, text FROM read_parquet('${out}/*.parquet') LIMIT 5"`);
   return `${lines.join('\n')}\n`;
 }

@@ -9,6 +9,9 @@
  *   ChunkFailure with the gateway's message.
  * - Retries exhausted: the batch is not committed (BatchFailedError), so a re-run tries it again.
  * - 401/402/404, a dimension change, abort: thrown, fatal for the run.
+ *
+ * `signal` (the run stopping: 402 elsewhere, Ctrl-C) stops retries and waits but never cancels a
+ * request in flight: that request is paid for, so its vectors are kept.
  */
 import type { Batch, Chunk, ChunkFailure, EmbeddedBatch } from '../domain.js';
 import { EmbedpipeError } from '../errors.js';
@@ -166,10 +169,14 @@ export class GatewayEmbedder {
         const provider = router.preferences();
         stats.requests += 1;
         outcome.requests += 1;
-        const result = await client.embeddings(
-          { model, input, encoding_format: askedFor, ...(provider ? { provider } : {}) },
-          { signal },
-        );
+        // No signal here on purpose: a request already sent is paid for, so it is allowed to finish
+        // and its vectors are kept; `signal` stops retries and waits (withRetry) instead.
+        const result = await client.embeddings({
+          model,
+          input,
+          encoding_format: askedFor,
+          ...(provider ? { provider } : {}),
+        });
         router.noteSuccess();
         this.#checkDims(result.dims);
         this.#account(result, chunks, outcome);

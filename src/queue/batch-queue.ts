@@ -4,7 +4,10 @@
  */
 import type { Batch } from '../domain.js';
 
-/** Handles one batch to completion. A thrown error is fatal for the whole run (402, 401, …). */
+/**
+ * Handles one batch to completion. A thrown error is fatal for the whole run (402, 401, …). The
+ * signal says the run is stopping: start nothing new, but finish (and keep) what is already paid for.
+ */
 export type BatchHandler = (batch: Batch, signal: AbortSignal) => Promise<void>;
 
 export interface BatchQueue {
@@ -12,6 +15,6 @@ export interface BatchQueue {
   push(batch: Batch): Promise<void>;
   /** Resolves when every pushed batch was handled; rejects with the first fatal error. */
   drain(): Promise<void>;
-  /** Stops the run: no new batch starts, batches in flight see an aborted signal. */
+  /** Stops the run: no new batch starts; batches in flight see the aborted signal and wind down. */
   abort(reason: Error): void;
 }

@@ -1,0 +1,183 @@
+/**
+ * `embedpipe run` as a user runs it: the built CLI in a child process, the emulator over real HTTP
+ * with 30% of requests failing, the dataset read back by DuckDB and compared vector by vector.
+ */
+import { mkdtemp, readFile, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { tableFromIPC } from 'apache-arrow';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EMULATOR_API_KEY, embeddingFor, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
+import { type HardCorpus, writeHardCsv } from '../helpers/corpus.js';
+import { type DatasetRow, readDataset } from '../helpers/duckdb.js';
+
+const MODEL = 'emu/embed-small'; // 384 dims, context_length 512 → chunks of at most 460 tokens
+const FAULTS = { seed: 7, probabilities: { 429: 0.1, 500: 0.05, 502: 0.03, 503: 0.03, 529: 0.04, reset: 0.05 }, retryAfterSeconds: 1 };
+
+let emulator: RunningEmulator;
+let root: string;
+let corpusPath: string;
+let corpus: HardCorpus;
+
+beforeAll(async () => {
+  emulator = await startEmulator({ faults: FAULTS });
+  root = await mkdtemp(join(tmpdir(), 'embedpipe-e2e-'));
+  corpusPath = join(root, 'corpus.csv');
+  corpus = await writeHardCsv(corpusPath, 120);
+});
+afterAll(async () => {
+  await emulator.close();
+});
+
+const env = () => ({ EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY });
+
+function expectExactDataset(rows: DatasetRow[], valid: Map<string, string>, dims = 384): void {
+  const byDoc = new Map<string, DatasetRow[]>();
+  for (const row of rows) byDoc.set(row.id, [...(byDoc.get(row.id) ?? []), row]);
+  expect([...byDoc.keys()].sort()).toEqual([...valid.keys()].sort());
+  for (const [id, text] of valid) {
+    const docRows = byDoc.get(id)!;
+    // Chunks cover the document in order, and each is what was embedded.
+    expect(docRows.map((r) => r.text).join(''), id).toBe(text);
+    expect(docRows.map((r) => r.chunk_index)).toEqual(docRows.map((_, i) => i));
+    for (const row of docRows) {
+      expect(row.tokens).toBeLessThanOrEqual(460);
+      expect(row.embedding).toEqual(embeddingFor(MODEL, row.text, dims));
+    }
+  }
+}
+
+describe('embedpipe run', () => {
+  it('embeds every valid row exactly, rejects every bad one, and honours every Retry-After', async () => {
+    const out = join(root, 'full');
+    const result = await runCli(['run', '--input', corpusPath, '--model', MODEL, '--out', out, '--max-inputs', '16', '--json'], env());
+    expect(result.stderr).not.toContain(EMULATOR_API_KEY);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ status: 'done', documents: corpus.valid.size, rejects: corpus.rejectedLines.length });
+    expect(summary.retries).toBeGreaterThan(0);
+
+    expectExactDataset(await readDataset(out), corpus.valid);
+    expect(emulator.stats.retryAfterViolations).toEqual({});
+
+    const rejects = (await readFile(join(out, 'rejects.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    expect(rejects.map((r) => r.line).sort((a, b) => a - b)).toEqual(corpus.rejectedLines);
+    for (const reject of rejects) expect(reject.reason).toEqual(expect.any(String));
+
+    const manifest = JSON.parse(await readFile(join(out, 'manifest.json'), 'utf8'));
+    const parts = (await readdir(out)).filter((f) => f.endsWith('.parquet')).sort();
+    expect(manifest).toMatchObject({ model: MODEL, dims: 384, files: parts });
+    expect(manifest.counts).toMatchObject({ documents: corpus.valid.size, rejects: corpus.rejectedLines.length });
+  });
+
+  it('resumes after kill -9: the re-run embeds only what is missing and ends with the same dataset', async () => {
+    const slow = await startEmulator({ faults: { latencyMs: 60 } });
+    try {
+      const out = join(root, 'killed');
+      const args = ['run', '--input', corpusPath, '--model', MODEL, '--out', out, '--max-inputs', '8', '--concurrency', '2'];
+      const envSlow = { EMBEDPIPE_BASE_URL: slow.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY };
+      const first = spawnCli(args, envSlow);
+      // Kill it once a few parts are on disk, mid-run.
+      for (;;) {
+        const parts = (await readdir(out).catch(() => [])).filter((f) => f.endsWith('.parquet'));
+        if (parts.length >= 5) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      first.kill('SIGKILL');
+      expect((await first.result).signal).toBe('SIGKILL');
+      const rowsBefore = (await readDataset(out)).length;
+      expect(rowsBefore).toBeGreaterThan(0);
+      // Requests the killed process had in flight still reach the emulator: let them land first.
+      while (slow.stats.inFlight > 0) await new Promise((r) => setTimeout(r, 10));
+      const inputsBefore = slow.stats.inputs;
+
+      const second = await runCli([...args, '--json'], envSlow);
+      expect(second.code, second.stderr).toBe(0);
+      const summary = JSON.parse(second.stdout);
+      expect(summary.batches.resumed).toBeGreaterThanOrEqual(5);
+      const rows = await readDataset(out);
+      expectExactDataset(rows, corpus.valid);
+      // Finished batches were not sent again: the re-run paid only for the rows that were missing.
+      expect(slow.stats.inputs - inputsBefore).toBe(rows.length - rowsBefore);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('stops on exhausted credits with exit 4 and a resume hint; the re-run completes', async () => {
+    const key = 'credit-limited-key-0001';
+    const limited = await startEmulator({ keys: [{ key, credits: 0.0004 }] });
+    try {
+      const out = join(root, 'credits');
+      const args = ['run', '--input', corpusPath, '--model', MODEL, '--out', out, '--max-inputs', '8', '--concurrency', '2'];
+      const envLimited = { EMBEDPIPE_BASE_URL: limited.baseUrl, EMBEDPIPE_API_KEY: key };
+      const stopped = await runCli(args, envLimited);
+      expect(stopped.code).toBe(4);
+      const line = stopped.stderr.trim().split('\n').at(-1)!;
+      expect(line).toMatch(/credits exhausted/);
+      expect(line).toContain(`resume with: embedpipe ${args.join(' ')}`);
+      expect(stopped.stderr).not.toContain(key);
+      const partial = await readDataset(out);
+      expect(partial.length).toBeGreaterThan(0);
+
+      limited.reset({ keys: [{ key, credits: 100 }] });
+      const resumed = await runCli(args, envLimited);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expectExactDataset(await readDataset(out), corpus.valid);
+      expect(limited.stats.inputs).toBe((await readDataset(out)).length - partial.length);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('--dry-run counts documents, chunks, tokens and cost without embedding', async () => {
+    const before = emulator.stats.byPath['/embeddings'] ?? 0;
+    const r = await runCli(['run', '--input', corpusPath, '--model', MODEL, '--out', join(root, 'dry'), '--dry-run', '--json'], env());
+    expect(r.code, r.stderr).toBe(0);
+    const summary = JSON.parse(r.stdout);
+    expect(summary).toMatchObject({ status: 'dry-run', documents: corpus.valid.size });
+    expect(summary.chunks).toBeGreaterThan(corpus.valid.size);
+    expect(summary.cost).toBeGreaterThan(0);
+    expect(emulator.stats.byPath['/embeddings'] ?? 0).toBe(before);
+    await expect(readdir(join(root, 'dry'))).rejects.toThrow();
+  });
+
+  it('writes Arrow IPC files with --output-format arrow', async () => {
+    const out = join(root, 'arrow');
+    const r = await runCli(['run', '--input', corpusPath, '--model', MODEL, '--out', out, '--output-format', 'arrow'], env());
+    expect(r.code, r.stderr).toBe(0);
+    const files = (await readdir(out)).filter((f) => f.endsWith('.arrow'));
+    expect(files.length).toBeGreaterThan(0);
+    let rows = 0;
+    for (const file of files) {
+      const table = tableFromIPC(await readFile(join(out, file)));
+      rows += table.numRows;
+      const text = table.getChild('text')!;
+      const embedding = table.getChild('embedding')!;
+      for (let i = 0; i < table.numRows; i++) {
+        expect(Float32Array.from(embedding.get(i)!)).toEqual(embeddingFor(MODEL, text.get(i) as string, 384));
+      }
+    }
+    expect(rows).toBe((await readDataset(join(root, 'full'))).length);
+  });
+
+  it('fails fast with one line and a distinct code on a bad key, an unknown model, a missing input', async () => {
+    const cases: Array<[string[], Record<string, string>, number, RegExp]> = [
+      [['run', '--input', corpusPath, '--model', MODEL, '--out', join(root, 'x')], { EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: 'not-a-valid-key-42' }, 3, /authentication failed/],
+      [['run', '--input', corpusPath, '--model', 'emu/nope', '--out', join(root, 'x')], env(), 2, /unknown embedding model "emu\/nope"/],
+      [['run', '--input', join(root, 'missing.csv'), '--model', MODEL, '--out', join(root, 'x')], env(), 2, /input not found/],
+      [['run', '--input', corpusPath, '--model', MODEL], { EMBEDPIPE_BASE_URL: emulator.baseUrl }, 2, /EMBEDPIPE_API_KEY is not set/],
+      [['run', 'jobs/missing.json'], env(), 2, /job file not found/],
+      [['run', '--input', corpusPath, '--model', MODEL, '--concurrency', '0'], env(), 2, /--concurrency/],
+    ];
+    for (const [args, environment, code, pattern] of cases) {
+      const r = await runCli(args, environment);
+      const lines = r.stderr.trim().split('\n').filter((l) => l.startsWith('embedpipe: '));
+      expect(lines, r.stderr).toHaveLength(1);
+      expect(lines[0]).toMatch(pattern);
+      expect(r.code, lines[0]).toBe(code);
+      expect(r.stderr).not.toContain('not-a-valid-key-42');
+    }
+  });
+});
