@@ -131,7 +131,9 @@ export function isTokenBoundary(text: string, i: number): boolean {
   if (i <= 0 || i >= text.length || splitsSurrogatePair(text, i)) return false;
   const after = String.fromCodePoint(text.codePointAt(i)!);
   if (JOINER.test(after)) return false;
-  const before = classOf(String.fromCodePoint(text.codePointAt(splitsSurrogatePair(text, i - 1) ? i - 2 : i - 1)!));
+  const before = classOf(
+    String.fromCodePoint(text.codePointAt(splitsSurrogatePair(text, i - 1) ? i - 2 : i - 1)!),
+  );
   const next = classOf(after);
   return before !== next && (next !== 'letter' || before === 'digit');
 }

@@ -35,7 +35,10 @@ export function chunkTokenBudget(options: BudgetOptions = {}): number {
   }
   if (maxTokensOverride !== undefined) {
     if (!Number.isInteger(maxTokensOverride) || maxTokensOverride < MIN_CHUNK_TOKENS) {
-      throw new ConfigError('max-tokens', `must be an integer of at least ${MIN_CHUNK_TOKENS}, got ${maxTokensOverride}`);
+      throw new ConfigError(
+        'max-tokens',
+        `must be an integer of at least ${MIN_CHUNK_TOKENS}, got ${maxTokensOverride}`,
+      );
     }
     if (contextLength !== undefined && maxTokensOverride > contextLength) {
       throw new ConfigError(
@@ -47,7 +50,10 @@ export function chunkTokenBudget(options: BudgetOptions = {}): number {
   }
   const budget = Math.floor((contextLength ?? DEFAULTS.fallbackContextLength) * (1 - margin));
   if (budget < MIN_CHUNK_TOKENS) {
-    throw new ConfigError('max-tokens', `the model's context length of ${contextLength} tokens is too small to chunk for`);
+    throw new ConfigError(
+      'max-tokens',
+      `the model's context length of ${contextLength} tokens is too small to chunk for`,
+    );
   }
   return budget;
 }

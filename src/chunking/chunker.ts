@@ -44,7 +44,10 @@ export function chunkDocument(doc: Document, options: ChunkOptions): Chunk[] {
   const { model, maxTokens } = options;
   const overlapTokens = options.overlapTokens ?? DEFAULTS.overlapTokens;
   if (!Number.isInteger(maxTokens) || maxTokens < MIN_CHUNK_TOKENS) {
-    throw new ConfigError('max-tokens', `must be an integer of at least ${MIN_CHUNK_TOKENS}, got ${maxTokens}`);
+    throw new ConfigError(
+      'max-tokens',
+      `must be an integer of at least ${MIN_CHUNK_TOKENS}, got ${maxTokens}`,
+    );
   }
   const overlapOk = Number.isInteger(overlapTokens) && overlapTokens >= 0 && overlapTokens * 2 < maxTokens;
   if (!overlapOk || maxTokens - overlapTokens < MIN_CHUNK_TOKENS) {

@@ -33,7 +33,12 @@ function widen(text: string, previous: Span, span: Span, overlapTokens: number, 
   // One correction from the measured count: "about overlapTokens" is enough.
   const measured = start < span.start ? countTokens(text.slice(start, span.start)) : 0;
   if (measured > 0 && Math.abs(measured - overlapTokens) > overlapTokens / 4) {
-    start = overlapStart(text, floor, span.start, span.start - ((span.start - start) * overlapTokens) / measured);
+    start = overlapStart(
+      text,
+      floor,
+      span.start,
+      span.start - ((span.start - start) * overlapTokens) / measured,
+    );
   }
   // BPE across the join or a poor estimate may push the widened span over maxTokens: give back half
   // of the overlap at a time.

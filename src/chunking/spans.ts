@@ -24,7 +24,11 @@ export interface Span {
  * at least 4: one code point can need 4 tokens. `cuts` are the text's forced cuts (pass them when
  * already computed); each one starts a span. Deterministic.
  */
-export function splitIntoSpans(text: string, budget: number, cuts: readonly number[] = forcedCuts(text)): Span[] {
+export function splitIntoSpans(
+  text: string,
+  budget: number,
+  cuts: readonly number[] = forcedCuts(text),
+): Span[] {
   return new SpanSplitter(text, budget).split(cuts);
 }
 
@@ -61,7 +65,10 @@ class SpanSplitter {
     // usually fails.
     if (end - start <= this.budget * FAST_PATH_CHARS_PER_TOKEN) {
       const tokens = tokensWithin(this.text.slice(start, end), this.budget);
-      if (tokens !== false) return this.emit(start, end, tokens);
+      if (tokens !== false) {
+        this.emit(start, end, tokens);
+        return;
+      }
     }
     this.pack(start, end, Level.paragraph);
   }

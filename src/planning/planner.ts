@@ -86,5 +86,7 @@ interface OpenBatch {
 }
 
 function requirePositiveInteger(field: string, value: number): void {
-  if (!Number.isInteger(value) || value < 1) throw new ConfigError(field, `must be a positive integer, got ${value}`);
+  if (!Number.isInteger(value) || value < 1) {
+    throw new ConfigError(field, `must be a positive integer, got ${value}`);
+  }
 }

@@ -15,7 +15,9 @@ function configErrorOf(run: () => unknown): ConfigError {
 
 describe('chunkTokenBudget', () => {
   it('takes the context length minus the safety margin', () => {
-    expect(chunkTokenBudget({ contextLength: 8192 })).toBe(Math.floor(8192 * (1 - DEFAULTS.contextSafetyMargin)));
+    expect(chunkTokenBudget({ contextLength: 8192 })).toBe(
+      Math.floor(8192 * (1 - DEFAULTS.contextSafetyMargin)),
+    );
     expect(chunkTokenBudget({ contextLength: 512, safetyMargin: 0 })).toBe(512);
     expect(chunkTokenBudget({ contextLength: 1000, safetyMargin: 0.25 })).toBe(750);
     expect(chunkTokenBudget({ contextLength: 8191, safetyMargin: 0.1 })).toBe(7371);
@@ -23,7 +25,9 @@ describe('chunkTokenBudget', () => {
 
   it('falls back to the documented default context length', () => {
     expect(chunkTokenBudget()).toBe(7372);
-    expect(chunkTokenBudget({})).toBe(Math.floor(DEFAULTS.fallbackContextLength * (1 - DEFAULTS.contextSafetyMargin)));
+    expect(chunkTokenBudget({})).toBe(
+      Math.floor(DEFAULTS.fallbackContextLength * (1 - DEFAULTS.contextSafetyMargin)),
+    );
     expect(chunkTokenBudget({ safetyMargin: 0.5 })).toBe(4096);
     expect(chunkTokenBudget({ contextLength: undefined })).toBe(7372);
   });
@@ -35,7 +39,9 @@ describe('chunkTokenBudget', () => {
   });
 
   it('rejects an override above the context length or below the minimum', () => {
-    expect(configErrorOf(() => chunkTokenBudget({ contextLength: 512, maxTokensOverride: 513 })).field).toBe('max-tokens');
+    expect(configErrorOf(() => chunkTokenBudget({ contextLength: 512, maxTokensOverride: 513 })).field).toBe(
+      'max-tokens',
+    );
     for (const bad of [0, -5, 1.5, Number.NaN, MIN_CHUNK_TOKENS - 1]) {
       expect(configErrorOf(() => chunkTokenBudget({ maxTokensOverride: bad })).field).toBe('max-tokens');
     }
@@ -46,6 +52,8 @@ describe('chunkTokenBudget', () => {
     expect(configErrorOf(() => chunkTokenBudget({ safetyMargin: 1 })).field).toBe('safety-margin');
     expect(configErrorOf(() => chunkTokenBudget({ safetyMargin: -0.1 })).field).toBe('safety-margin');
     expect(configErrorOf(() => chunkTokenBudget({ contextLength: 0 })).field).toBe('context-length');
-    expect(configErrorOf(() => chunkTokenBudget({ contextLength: 4, safetyMargin: 0.5 })).field).toBe('max-tokens');
+    expect(configErrorOf(() => chunkTokenBudget({ contextLength: 4, safetyMargin: 0.5 })).field).toBe(
+      'max-tokens',
+    );
   });
 });

@@ -33,7 +33,9 @@ describe('chunkDocument on generated documents', () => {
       try {
         expectValidChunks(text, chunks, maxTokens, true);
       } catch (error) {
-        throw new Error(`seed ${seed}, maxTokens ${maxTokens}, overlap ${overlapTokens}: ${(error as Error).message}`);
+        throw new Error(
+          `seed ${seed}, maxTokens ${maxTokens}, overlap ${overlapTokens}: ${(error as Error).message}`,
+        );
       }
       expect(chunkDocument(doc(text), options)).toEqual(chunks);
     }

@@ -15,8 +15,26 @@ const pick = <T>(rand: Random, items: readonly T[]): T => items[Math.floor(rand(
 const int = (rand: Random, min: number, max: number): number => min + Math.floor(rand() * (max - min + 1));
 
 const WORDS = [
-  'the', 'pipeline', 'embeds', 'documents', 'quickly', 'and', 'a', 'gateway', 'answers', 'with',
-  'vectors', 'über', 'naïve', 'café', 'Straße', 'résumé', 'x', 'tokenizer', 'boundary', 'it',
+  'the',
+  'pipeline',
+  'embeds',
+  'documents',
+  'quickly',
+  'and',
+  'a',
+  'gateway',
+  'answers',
+  'with',
+  'vectors',
+  'über',
+  'naïve',
+  'café',
+  'Straße',
+  'résumé',
+  'x',
+  'tokenizer',
+  'boundary',
+  'it',
 ];
 const EMOJI = ['😀', '👍🏽', '👨‍👩‍👧', '🇫🇷', '𝕏', '🧪', '❤️'];
 const CJK = '的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年得就那要下以生会自着去之过家学';
@@ -73,10 +91,12 @@ export function randomDocument(rand: Random): string {
   for (let p = int(rand, 0, 8); p > 0; p--) {
     const kind = rand();
     if (kind < 0.45) paragraphs.push(Array.from({ length: int(rand, 1, 8) }, () => sentence(rand)).join(' '));
-    else if (kind < 0.6) paragraphs.push(Array.from({ length: int(rand, 1, 8) }, () => cjkSentence(rand)).join(''));
+    else if (kind < 0.6)
+      paragraphs.push(Array.from({ length: int(rand, 1, 8) }, () => cjkSentence(rand)).join(''));
     else if (kind < 0.75) paragraphs.push(code(rand));
     else if (kind < 0.85) paragraphs.push(giantWord(rand));
-    else if (kind < 0.92) paragraphs.push(' '.repeat(int(rand, 1, 60)) + sentence(rand) + '\n'.repeat(int(rand, 1, 5)));
+    else if (kind < 0.92)
+      paragraphs.push(' '.repeat(int(rand, 1, 60)) + sentence(rand) + '\n'.repeat(int(rand, 1, 5)));
     else if (kind < 0.97) paragraphs.push(pick(rand, EMOJI).repeat(int(rand, 1, 80)));
     else paragraphs.push(longRun(rand));
   }

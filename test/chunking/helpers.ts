@@ -9,7 +9,12 @@ export const doc = (text: string, id = 'doc-1') => ({ id, text, source: 'test.tx
  * count and within budget, nothing is empty, indexes are 0..k-1, starts increase, the chunks cover
  * the whole text in order — and, without overlap, tile it exactly.
  */
-export function expectValidChunks(text: string, chunks: readonly Chunk[], maxTokens: number, overlap = false): void {
+export function expectValidChunks(
+  text: string,
+  chunks: readonly Chunk[],
+  maxTokens: number,
+  overlap = false,
+): void {
   if (text.length === 0) {
     expect(chunks).toEqual([]);
     return;

@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import type { Batch, Chunk } from '../../src/domain.js';
+import { ConfigError } from '../../src/errors.js';
+import { batchIdOf, type PlanOptions, planBatches } from '../../src/planning/index.js';
+
+/** Deterministic LCG in [0, 1). */
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+const chunk = (documentId: string, index: number, tokens: number): Chunk => ({
+  documentId,
+  index,
+  text: `${documentId}#${index}`,
+  start: 0,
+  end: 0,
+  tokens,
+  hash: `h-${documentId}-${index}`,
+});
+
+/** Short documents (one chunk) between long ones (full chunks plus a tail), as a real corpus mixes them. */
+function mixedCorpus(seed: number, documents: number): Chunk[] {
+  const rand = seeded(seed);
+  const chunks: Chunk[] = [];
+  for (let d = 0; d < documents; d++) {
+    if (rand() < 0.25) {
+      const full = 1 + Math.floor(rand() * 5);
+      for (let i = 0; i < full; i++) chunks.push(chunk(`d${d}`, i, 7_200 + Math.floor(rand() * 172)));
+      chunks.push(chunk(`d${d}`, full, 1 + Math.floor(rand() * 7_372)));
+    } else {
+      chunks.push(chunk(`d${d}`, 0, Math.round(20 * Math.exp(rand() * Math.log(150)))));
+    }
+  }
+  return chunks;
+}
+
+async function plan(chunks: Iterable<Chunk> | AsyncIterable<Chunk>, options: Partial<PlanOptions> = {}) {
+  const batches: Batch[] = [];
+  for await (const batch of planBatches(chunks, {
+    model: 'm',
+    maxInputs: 128,
+    maxTokensPerRequest: 300_000,
+    planKey: 'plan-1',
+    ...options,
+  })) {
+    batches.push(batch);
+  }
+  return batches;
+}
+
+const key = (c: Chunk) => `${c.documentId}/${c.index}`;
+
+describe('planBatches', () => {
+  it('respects both caps and places every chunk exactly once', async () => {
+    const chunks = mixedCorpus(1, 1_500);
+    for (const [maxInputs, maxTokensPerRequest] of [
+      [128, 300_000],
+      [16, 20_000],
+      [3, 8_000],
+    ] as const) {
+      const batches = await plan(chunks, { maxInputs, maxTokensPerRequest });
+      for (const batch of batches) {
+        expect(batch.chunks.length).toBeGreaterThan(0);
+        expect(batch.chunks.length).toBeLessThanOrEqual(maxInputs);
+        expect(batch.tokens).toBe(batch.chunks.reduce((sum, c) => sum + c.tokens, 0));
+        expect(batch.tokens).toBeLessThanOrEqual(maxTokensPerRequest);
+        expect(batch.model).toBe('m');
+        expect(batch.batchId).toBe(batchIdOf('m', 'plan-1', batch.chunks));
+      }
+      const placed = batches.flatMap((b) => b.chunks.map(key));
+      expect(placed.sort()).toEqual(chunks.map(key).sort());
+      // Within a batch, chunks keep stream order.
+      const position = new Map(chunks.map((c, i) => [key(c), i]));
+      for (const batch of batches) {
+        const order = batch.chunks.map((c) => position.get(key(c))!);
+        expect(order).toEqual([...order].sort((a, b) => a - b));
+      }
+    }
+  });
+
+  it('gives a chunk over the request cap a batch of its own', async () => {
+    const chunks = [chunk('a', 0, 10), chunk('b', 0, 50_000), chunk('c', 0, 10)];
+    const batches = await plan(chunks, { maxTokensPerRequest: 40_000 });
+    expect(batches.map((b) => b.chunks.map(key))).toEqual([['b/0'], ['a/0', 'c/0']]);
+  });
+
+  it('packs tighter than the naive sequential packer on a mixed stream', async () => {
+    const chunks = mixedCorpus(2, 4_000);
+    const options = { maxInputs: 96, maxTokensPerRequest: 100_000 };
+    const naive = await plan(chunks, { ...options, openBatches: 1 });
+    const tight = await plan(chunks, options);
+    const total = chunks.reduce((sum, c) => sum + c.tokens, 0);
+    const lowerBound = Math.max(Math.ceil(chunks.length / 96), Math.ceil(total / 100_000));
+    expect(tight.length).toBeLessThan(naive.length);
+    expect(tight.length).toBeLessThanOrEqual(lowerBound + 1);
+  });
+
+  it('streams: emits batches before the input ends and holds few open', async () => {
+    let pulled = 0;
+    async function* source(): AsyncGenerator<Chunk> {
+      for (let i = 0; i < 10_000; i++) {
+        pulled += 1;
+        yield chunk(`d${i}`, 0, 100);
+      }
+    }
+    const iterator = planBatches(source(), {
+      model: 'm',
+      maxInputs: 10,
+      maxTokensPerRequest: 1_000_000,
+      planKey: 'k',
+    });
+    const first = await iterator.next();
+    expect(first.done).toBe(false);
+    expect(pulled).toBeLessThanOrEqual(10 * 5);
+    await iterator.return(undefined);
+  });
+
+  it('is deterministic for the same stream and options', async () => {
+    const chunks = mixedCorpus(3, 500);
+    const a = await plan(chunks);
+    const b = await plan(
+      (async function* () {
+        yield* chunks;
+      })(),
+    );
+    expect(b).toEqual(a);
+  });
+
+  it('rejects caps that are not positive integers', async () => {
+    for (const bad of [{ maxInputs: 0 }, { maxTokensPerRequest: -1 }, { openBatches: 1.5 }]) {
+      await expect(plan([chunk('a', 0, 1)], bad)).rejects.toBeInstanceOf(ConfigError);
+    }
+  });
+});
+
+describe('batchIdOf', () => {
+  const chunks = [chunk('doc', 0, 5), chunk('doc', 1, 7)];
+  const id = batchIdOf('model', 'plan', chunks);
+
+  it('is hex of at least 128 bits and fit for job ids and file names', () => {
+    expect(id).toMatch(/^[0-9a-f]{64}$/);
+    expect(batchIdOf('model', 'plan', chunks)).toBe(id);
+  });
+
+  it('changes with the model, the plan key, and any chunk field or order', () => {
+    const variants = [
+      batchIdOf('model-2', 'plan', chunks),
+      batchIdOf('model', 'plan-2', chunks),
+      batchIdOf('model', 'plan', [chunks[1]!, chunks[0]!]),
+      batchIdOf('model', 'plan', chunks.slice(0, 1)),
+      batchIdOf('model', 'plan', [chunks[0]!, { ...chunks[1]!, documentId: 'doc2' }]),
+      batchIdOf('model', 'plan', [chunks[0]!, { ...chunks[1]!, index: 2 }]),
+      batchIdOf('model', 'plan', [chunks[0]!, { ...chunks[1]!, hash: 'other' }]),
+    ];
+    expect(new Set([id, ...variants]).size).toBe(variants.length + 1);
+  });
+
+  it('cannot be forged by moving text between fields', () => {
+    const a = batchIdOf('m', 'k', [{ documentId: 'a', index: 1, hash: 'h' }]);
+    const b = batchIdOf('m', 'k', [{ documentId: 'a1', index: 1, hash: 'h' }]);
+    const c = batchIdOf('mk', '', [{ documentId: 'a', index: 1, hash: 'h' }]);
+    const d = batchIdOf('m', 'k', [
+      { documentId: 'a', index: 1, hash: 'h' },
+      { documentId: 'a', index: 1, hash: 'h' },
+    ]);
+    expect(new Set([a, b, c, d]).size).toBe(4);
+  });
+});
