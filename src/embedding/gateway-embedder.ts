@@ -168,6 +168,7 @@ export class GatewayEmbedder {
         askedFor = encoding.current;
         const provider = router.preferences();
         stats.requests += 1;
+        stats.firstRequestAt ??= Date.now();
         outcome.requests += 1;
         // No signal here on purpose: a request already sent is paid for, so it is allowed to finish
         // and its vectors are kept; `signal` stops retries and waits (withRetry) instead.

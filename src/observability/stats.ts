@@ -17,6 +17,8 @@ export class RunStats {
   /** Chunks that could not be embedded (failures.jsonl). */
   chunkFailures = 0;
   requests = 0;
+  /** When the first embeddings request went out (ms since the epoch), for throughput figures. */
+  firstRequestAt: number | undefined;
   retries = 0;
   /** Tokens the gateway reported (usage.prompt_tokens), for this run's requests only. */
   gatewayTokens = 0;

@@ -2,6 +2,7 @@
  * Arrow IPC file encoding of one part (the `--format arrow` output). Uncompressed: readers can map
  * the file and use the vectors in place.
  */
+import { readFile } from 'node:fs/promises';
 import { tableFromIPC, tableToIPC } from 'apache-arrow';
 import type { PartRows } from './rows.js';
 import { partTable } from './table.js';
@@ -14,4 +15,9 @@ export function encodeArrowIpcFile(rows: PartRows, metadata: Record<string, stri
 /** Rows in an Arrow IPC file (buffers are viewed, not copied). */
 export function arrowRowCount(bytes: Uint8Array): number {
   return tableFromIPC(bytes).numRows;
+}
+
+/** An Arrow IPC file's schema metadata. */
+export async function arrowFileMetadata(path: string): Promise<Record<string, string>> {
+  return Object.fromEntries(tableFromIPC(await readFile(path)).schema.metadata);
 }

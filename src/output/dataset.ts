@@ -8,13 +8,14 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EmbeddedBatch } from '../domain.js';
 import { OutputError } from '../errors.js';
-import { arrowRowCount, encodeArrowIpcFile } from './arrow.js';
+import { arrowFileMetadata, arrowRowCount, encodeArrowIpcFile } from './arrow.js';
 import { writeFileAtomic } from './atomic.js';
 import { isNotFound, messageOf } from './fs-errors.js';
 import {
   DEFAULT_PARQUET_COMPRESSION,
   encodeParquet,
   type ParquetCompression,
+  parquetFileMetadata,
   parquetRowCount,
 } from './parquet.js';
 import { type PartRows, partRowsFromBatch } from './rows.js';
@@ -43,15 +44,23 @@ interface PartCodec {
   readonly extension: string;
   encode(rows: PartRows, metadata: Record<string, string>): Uint8Array;
   countRows(bytes: Uint8Array): Promise<number> | number;
+  /** The key-value metadata of a part file on disk (Parquet: footer only). */
+  readMetadata(path: string): Promise<Record<string, string>>;
 }
 
 function codecFor(format: OutputFormat, compression: ParquetCompression): PartCodec {
   if (format === 'arrow')
-    return { extension: '.arrow', encode: encodeArrowIpcFile, countRows: arrowRowCount };
+    return {
+      extension: '.arrow',
+      encode: encodeArrowIpcFile,
+      countRows: arrowRowCount,
+      readMetadata: arrowFileMetadata,
+    };
   return {
     extension: '.parquet',
     encode: (rows, metadata) => encodeParquet(rows, metadata, { compression }),
     countRows: parquetRowCount,
+    readMetadata: parquetFileMetadata,
   };
 }
 
@@ -108,11 +117,19 @@ export class DatasetWriter {
     return ids;
   }
 
-  async writePart(batchId: string, batch: EmbeddedBatch): Promise<WrittenPart> {
+  /**
+   * Writes the batch's part. `extra` metadata travels inside the part (e.g. the batch's accounting),
+   * so it is committed atomically with the vectors it describes.
+   */
+  async writePart(
+    batchId: string,
+    batch: EmbeddedBatch,
+    extra: Record<string, string> = {},
+  ): Promise<WrittenPart> {
     const file = this.partFileName(batchId);
     const path = join(this.dir, file);
     const rows = partRowsFromBatch(batch, this.dims);
-    const bytes = this.codec.encode(rows, this.partMetadata(batchId, batch));
+    const bytes = this.codec.encode(rows, { ...this.partMetadata(batchId, batch), ...extra });
     // Cheap read-back of the footer: a part that does not hold every row must never be renamed in.
     const written = await this.codec.countRows(bytes);
     if (written !== rows.ids.length) {
@@ -121,6 +138,16 @@ export class DatasetWriter {
     await this.ensureDir();
     await writeFileAtomic(path, bytes);
     return { file, rows: rows.ids.length, bytes: bytes.byteLength };
+  }
+
+  /** The key-value metadata of an existing part (run metadata, batch id, and any `extra`). */
+  async readPartMetadata(batchId: string): Promise<Record<string, string>> {
+    const path = join(this.dir, this.partFileName(batchId));
+    try {
+      return await this.codec.readMetadata(path);
+    } catch (error) {
+      throw new OutputError(`cannot read the metadata of ${path}: ${messageOf(error)}`, { cause: error });
+    }
   }
 
   /** Removes part files (either format) that are not this format's part of a batch in `keep`: leftovers of older runs. */
@@ -157,9 +184,13 @@ export class DatasetWriter {
     }
   }
 
+  private dirReady = false;
+
   private async ensureDir(): Promise<void> {
+    if (this.dirReady) return;
     try {
       await mkdir(this.dir, { recursive: true });
+      this.dirReady = true;
     } catch (error) {
       throw new OutputError(`cannot create ${this.dir}: ${messageOf(error)}`, { cause: error });
     }

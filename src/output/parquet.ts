@@ -12,6 +12,7 @@
  * - chunk-level statistics only: page-level min/max over the vector elements cost ~30% of the encode
  *   and are useless; chunk statistics keep row-group pruning on the scalar columns.
  */
+import { openAsBlob } from 'node:fs';
 import { tableToIPC } from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 import type { PartRows } from './rows.js';
@@ -67,6 +68,21 @@ export async function parquetRowCount(bytes: Uint8Array): Promise<number> {
     fileMeta.free();
     meta.free();
     return rows;
+  } finally {
+    file.free();
+  }
+}
+
+/** A Parquet file's key-value metadata, read from its footer (the file is not read whole). */
+export async function parquetFileMetadata(path: string): Promise<Record<string, string>> {
+  const file = await pw.ParquetFile.fromFile(await openAsBlob(path));
+  try {
+    const meta = file.metadata();
+    const fileMeta = meta.fileMetadata();
+    const entries = fileMeta.keyValueMetadata() as Map<string, string>;
+    fileMeta.free();
+    meta.free();
+    return Object.fromEntries(entries);
   } finally {
     file.free();
   }

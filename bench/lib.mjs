@@ -1,0 +1,103 @@
+// Shared bench helpers: the emulator and the CLI as child processes (so the process measured is
+// embedpipe alone), corpus generation, RSS sampling from /proc.
+import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { once } from 'node:events';
+
+export const CLI = new URL('../dist/cli/main.js', import.meta.url).pathname;
+export const API_KEY = 'emu-test-key';
+
+/** Starts `embedpipe gateway` in a child process; resolves with its base URL and a stop function. */
+export async function startGateway(args = []) {
+  const child = spawn(process.execPath, [CLI, 'gateway', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [chunk] = await once(child.stdout, 'data');
+  const baseUrl = chunk.toString().trim();
+  return {
+    baseUrl,
+    async stop() {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+
+/** Runs `embedpipe run … --json` in a child; samples its RSS every `sampleMs`. */
+export async function runEmbedpipe(args, env, { sampleMs = 250 } = {}) {
+  const child = spawn(process.execPath, [CLI, 'run', ...args, '--json'], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const samples = [];
+  const started = Date.now();
+  const timer = setInterval(async () => {
+    const rss = await rssOf(child.pid);
+    if (rss) samples.push({ t: Date.now() - started, rss });
+  }, sampleMs);
+  const [code] = await once(child, 'exit');
+  clearInterval(timer);
+  if (code !== 0) throw new Error(`embedpipe run exited ${code}: ${stderr.slice(-2000)}`);
+  return { summary: JSON.parse(stdout), samples };
+}
+
+async function rssOf(pid) {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const match = /VmRSS:\s+(\d+) kB/.exec(status);
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Deterministic pseudo-random numbers. */
+export function random(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+const WORDS =
+  'the of and to in is was that for it with as on be at by had are but from or have an they which one you were all there would their we been has when who will more no if out so said what up its about into than them can only other new some could time these two may then do first any like over even most made after also did many before must through back years where much way well down should because each just those people how too little state good very make world still own see work long get here between both life being under never day same another know while last might great old year off come since against go came right used take three pipeline embedding gateway manifest tokenizer paragraph sentence'.split(
+    ' ',
+  );
+
+export function sentence(rand, words = 6 + Math.floor(rand() * 18)) {
+  const out = [];
+  for (let i = 0; i < words; i++) out.push(WORDS[Math.floor(rand() * WORDS.length)]);
+  return `${out.join(' ')}.`;
+}
+
+/**
+ * Writes a JSONL corpus of about `bytes` bytes (or exactly `maxDocuments` documents), documents of
+ * about `docBytes` bytes of prose each.
+ */
+export async function writeJsonlCorpus(path, bytes, docBytes, { seed = 1, maxDocuments = Infinity } = {}) {
+  const rand = random(seed);
+  const out = createWriteStream(path);
+  let written = 0;
+  let n = 0;
+  while (written < bytes && n < maxDocuments) {
+    const paragraphs = [];
+    let size = 0;
+    while (size < docBytes) {
+      const para = Array.from({ length: 3 + Math.floor(rand() * 5) }, () => sentence(rand)).join(' ');
+      paragraphs.push(para);
+      size += para.length + 2;
+    }
+    const line = `${JSON.stringify({ id: `doc-${n++}`, text: paragraphs.join('\n\n') })}\n`;
+    written += Buffer.byteLength(line);
+    if (!out.write(line)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  return { documents: n, bytes: written };
+}
+
+export const mb = (bytes) => (bytes / 1e6).toFixed(1);

@@ -1,0 +1,65 @@
+/** What a run reports at its end: printed for people, or as JSON with `--json`. */
+import type { RunSettings } from '../config/settings.js';
+import type { RunStats } from '../observability/stats.js';
+
+export interface RunSummary {
+  readonly status: 'done' | 'incomplete' | 'dry-run';
+  readonly model: string;
+  readonly dims?: number;
+  readonly outDir: string;
+  readonly documents: number;
+  readonly rejects: number;
+  readonly chunks: number;
+  readonly tokens: number;
+  readonly batches: {
+    readonly planned: number;
+    readonly embedded: number;
+    readonly resumed: number;
+    readonly failed: number;
+  };
+  /** Rows in the dataset (this run's and earlier runs'). */
+  readonly rows: number;
+  /** Chunks that could not be embedded (failures.jsonl). */
+  readonly failures: number;
+  /** This run's requests and retries. */
+  readonly requests: number;
+  readonly retries: number;
+  /** USD: this run's spend (dry run: the estimate for the whole corpus). */
+  readonly cost: number;
+  readonly elapsedMs: number;
+  /** From the first embeddings request to the end: the part of the run that throughput is about. */
+  readonly embeddingMs: number;
+  readonly files: readonly string[];
+}
+
+export function summarize(
+  status: RunSummary['status'],
+  settings: RunSettings,
+  stats: RunStats,
+  outcome: { cost: number; files: readonly string[]; rows: number; failures: number; dims?: number },
+): RunSummary {
+  return {
+    status,
+    model: settings.model,
+    ...(outcome.dims ? { dims: outcome.dims } : {}),
+    outDir: settings.outDir,
+    documents: stats.documents,
+    rejects: stats.rejects,
+    chunks: stats.chunks,
+    tokens: stats.tokens,
+    batches: {
+      planned: stats.batchesPlanned,
+      embedded: stats.batchesDone,
+      resumed: stats.batchesSkipped,
+      failed: stats.batchesFailed,
+    },
+    rows: outcome.rows,
+    failures: outcome.failures,
+    requests: stats.requests,
+    retries: stats.retries,
+    cost: outcome.cost,
+    elapsedMs: stats.elapsedMs(),
+    embeddingMs: stats.firstRequestAt === undefined ? 0 : Date.now() - stats.firstRequestAt,
+    files: outcome.files,
+  };
+}
