@@ -19,10 +19,20 @@ export function registerEmbed(program: Command): void {
     .action(async (text: string, flags: EmbedFlags) => {
       const client = commandContext(flags).client();
       try {
-        const result = await client.embeddings({ model: flags.model, input: text, encoding_format: 'base64' });
+        const result = await client.embeddings({
+          model: flags.model,
+          input: text,
+          encoding_format: 'base64',
+        });
         const vector = Array.from(result.vectors[0] ?? []);
         if (flags.json) {
-          printJson({ model: result.model ?? flags.model, provider: result.provider, dims: result.dims, usage: result.usage, embedding: vector });
+          printJson({
+            model: result.model ?? flags.model,
+            provider: result.provider,
+            dims: result.dims,
+            usage: result.usage,
+            embedding: vector,
+          });
           return;
         }
         const head = vector

@@ -52,7 +52,9 @@ function report(error: unknown, argv: readonly string[]): number {
     process.stderr.write(`embedpipe: ${message}\n`);
     return error.exitCode;
   }
-  process.stderr.write(`embedpipe: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `embedpipe: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   return ExitCode.internal;
 }
 

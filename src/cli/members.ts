@@ -22,7 +22,8 @@ export function registerMembers(program: Command): void {
     .option('--base-url <url>', 'gateway base URL, ending in /v1 (default: $EMBEDPIPE_BASE_URL)')
     .option('--json', 'print JSON for scripts')
     .action(async (flags: MembersFlags) => {
-      if (flags.all && flags.offset !== undefined) throw new UsageError('--all and --offset do not go together');
+      if (flags.all && flags.offset !== undefined)
+        throw new UsageError('--all and --offset do not go together');
       const client = commandContext(flags).client();
       try {
         let members: Member[];
@@ -47,7 +48,12 @@ export function registerMembers(program: Command): void {
         }
         printTable(
           ['ID', 'NAME', 'EMAIL', 'ROLE'],
-          members.map((m) => [m.id, [m.first_name, m.last_name].filter(Boolean).join(' ') || '-', m.email, m.role]),
+          members.map((m) => [
+            m.id,
+            [m.first_name, m.last_name].filter(Boolean).join(' ') || '-',
+            m.email,
+            m.role,
+          ]),
         );
         process.stdout.write(`${members.length} of ${total} members\n`);
       } finally {

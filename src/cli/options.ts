@@ -5,7 +5,9 @@ export function integerOption(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
     const n = Number(value);
     if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
-      throw new InvalidArgumentError(`must be an integer from ${min} to ${max === Number.MAX_SAFE_INTEGER ? '∞' : max}.`);
+      throw new InvalidArgumentError(
+        `must be an integer from ${min} to ${max === Number.MAX_SAFE_INTEGER ? '∞' : max}.`,
+      );
     }
     return n;
   };

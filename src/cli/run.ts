@@ -35,7 +35,11 @@ export function registerRun(program: Command): void {
     .option('--concurrency <n>', 'requests in flight (default: 8)', integerOption(1, 1024))
     .option('--max-inputs <n>', 'inputs per request (default: 128)', integerOption(1, 2048))
     .option('--max-tokens-per-request <n>', 'summed tokens per request (default: 300000)', integerOption(1))
-    .option('--max-tokens <n>', "tokens per chunk (default: from the model's context length)", integerOption(1))
+    .option(
+      '--max-tokens <n>',
+      "tokens per chunk (default: from the model's context length)",
+      integerOption(1),
+    )
     .option('--overlap <n>', 'tokens shared by consecutive chunks (default: 0)', integerOption(0))
     .option('--encoding-format <format>', 'base64 | float (default: base64)')
     .option('--provider-order <a,b>', 'providers in order of preference')
@@ -60,14 +64,23 @@ export function registerRun(program: Command): void {
         apiKey = EMULATOR_API_KEY;
         logger.info({ baseUrl }, 'started the local gateway emulator');
       } else if (!apiKey) {
-        throw new UsageError('EMBEDPIPE_API_KEY is not set (or pass --emulator to use the local gateway emulator)');
+        throw new UsageError(
+          'EMBEDPIPE_API_KEY is not set (or pass --emulator to use the local gateway emulator)',
+        );
       }
 
-      const client = new GatewayClient({ baseUrl, ...(apiKey ? { apiKey } : {}), timeoutMs: settings.timeoutMs });
+      const client = new GatewayClient({
+        baseUrl,
+        ...(apiKey ? { apiKey } : {}),
+        timeoutMs: settings.timeoutMs,
+        maxInFlight: settings.concurrency,
+      });
       const stats = new RunStats();
       const controller = new AbortController();
       const interrupt = () =>
-        controller.abort(new InterruptedError('interrupted; finished batches are kept: re-run the same command to resume'));
+        controller.abort(
+          new InterruptedError('interrupted; finished batches are kept: re-run the same command to resume'),
+        );
       process.once('SIGINT', interrupt);
       process.once('SIGTERM', interrupt);
       const progress = startProgress(stats);
@@ -110,6 +123,9 @@ function describeSummary(s: RunSummary): string {
   ];
   if (s.failures > 0) lines.push(`  ${s.failures} chunks could not be embedded: see failures.jsonl`);
   if (s.status === 'incomplete') lines.push('  re-run the same command to retry the failed batches');
-  else lines.push(`  query it: duckdb -c "SELECT id, chunk_index, text FROM read_parquet('${out}/*.parquet') LIMIT 5"`);
+  else
+    lines.push(
+      `  query it: duckdb -c "SELECT id, chunk_index, text FROM read_parquet('${out}/*.parquet') LIMIT 5"`,
+    );
   return `${lines.join('\n')}\n`;
 }

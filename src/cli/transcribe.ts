@@ -36,7 +36,9 @@ export function registerTranscribe(program: Command): void {
         data = await readFile(file);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
-        throw new UsageError(code === 'ENOENT' ? `audio file not found: ${file}` : `cannot read ${file}: ${code}`);
+        throw new UsageError(
+          code === 'ENOENT' ? `audio file not found: ${file}` : `cannot read ${file}: ${code}`,
+        );
       }
       const client = commandContext(flags).client();
       try {

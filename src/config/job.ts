@@ -72,7 +72,9 @@ export async function loadJobFile(path: string): Promise<JobFile> {
     text = await readFile(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError(code === 'ENOENT' ? `job file not found: ${path}` : `cannot read job file ${path}: ${code}`);
+    throw new UsageError(
+      code === 'ENOENT' ? `job file not found: ${path}` : `cannot read job file ${path}: ${code}`,
+    );
   }
   let json: unknown;
   try {
@@ -96,6 +98,8 @@ export function parseJob(json: unknown, path: string): JobFile {
   return {
     ...job,
     input: { ...job.input, path: absolute(job.input.path) },
-    ...(job.output ? { output: { ...job.output, ...(job.output.dir ? { dir: absolute(job.output.dir) } : {}) } } : {}),
+    ...(job.output
+      ? { output: { ...job.output, ...(job.output.dir ? { dir: absolute(job.output.dir) } : {}) } }
+      : {}),
   };
 }

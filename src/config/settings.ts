@@ -64,7 +64,11 @@ export interface RunFlags {
   dryRun?: boolean;
 }
 
-function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[]): T | undefined {
+function oneOf<T extends string>(
+  flag: string,
+  value: string | undefined,
+  allowed: readonly T[],
+): T | undefined {
   if (value === undefined) return undefined;
   if ((allowed as readonly string[]).includes(value)) return value as T;
   throw new ConfigError(flag, `must be one of ${allowed.join(', ')} (got "${value}")`);
@@ -92,7 +96,8 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
     : job?.provider?.order;
   const allowFallbacks = flags.allowFallbacks ?? job?.provider?.allowFallbacks;
   const dataCollection =
-    oneOf('--data-collection', flags.dataCollection, ['allow', 'deny'] as const) ?? job?.provider?.dataCollection;
+    oneOf('--data-collection', flags.dataCollection, ['allow', 'deny'] as const) ??
+    job?.provider?.dataCollection;
   const provider: ProviderSettings = {
     ...(order && order.length > 0 ? { order } : {}),
     ...(allowFallbacks !== undefined ? { allowFallbacks } : {}),
@@ -115,7 +120,8 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
     baseUrl: flags.baseUrl ?? job?.gateway?.baseUrl ?? env.baseUrl ?? DEFAULTS.baseUrl,
     emulator: flags.emulator ?? job?.gateway?.emulator ?? false,
     timeoutMs: job?.gateway?.timeoutMs ?? DEFAULTS.requestTimeoutMs,
-    concurrency: positive('--concurrency', flags.concurrency, { max: 1024 }) ?? job?.concurrency ?? DEFAULTS.concurrency,
+    concurrency:
+      positive('--concurrency', flags.concurrency, { max: 1024 }) ?? job?.concurrency ?? DEFAULTS.concurrency,
     maxInputs:
       positive('--max-inputs', flags.maxInputs, { max: 2048 }) ??
       job?.batching?.maxInputs ??
@@ -125,7 +131,8 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
       job?.batching?.maxTokensPerRequest ??
       DEFAULTS.maxTokensPerRequest,
     ...(maxTokens !== undefined ? { maxTokens } : {}),
-    overlap: positive('--overlap', flags.overlap, { min: 0 }) ?? job?.chunking?.overlap ?? DEFAULTS.overlapTokens,
+    overlap:
+      positive('--overlap', flags.overlap, { min: 0 }) ?? job?.chunking?.overlap ?? DEFAULTS.overlapTokens,
     encodingFormat:
       oneOf('--encoding-format', flags.encodingFormat, ['base64', 'float'] as const) ??
       job?.encodingFormat ??

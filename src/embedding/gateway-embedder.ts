@@ -15,14 +15,14 @@
  */
 import type { Batch, Chunk, ChunkFailure, EmbeddedBatch } from '../domain.js';
 import { EmbedpipeError } from '../errors.js';
+import type { EmbeddingsResult } from '../gateway/index.js';
 import {
   BadRequestError,
-  GatewayError,
   type GatewayClient,
+  GatewayError,
   InvalidResponseError,
   ProviderOverloadedError,
 } from '../gateway/index.js';
-import type { EmbeddingsResult } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
 import { type RetryAfterGate, type RetryPolicy, withRetry } from '../retry/index.js';
@@ -90,7 +90,12 @@ class BatchOutcome {
       chunks: this.chunks,
       vectors: this.vectors,
       failures: this.failures,
-      usage: { promptTokens: this.promptTokens, cost: this.cost, requests: this.requests, retries: this.retries },
+      usage: {
+        promptTokens: this.promptTokens,
+        cost: this.cost,
+        requests: this.requests,
+        retries: this.retries,
+      },
       ...(this.provider ? { provider: this.provider } : {}),
     };
   }
@@ -121,7 +126,8 @@ export class GatewayEmbedder {
       result = await this.#request(chunks, outcome, signal);
     } catch (error) {
       if (!(error instanceof BadRequestError)) {
-        if (error instanceof GatewayError && error.retryable) throw new BatchFailedError(outcome.batch.batchId, error);
+        if (error instanceof GatewayError && error.retryable)
+          throw new BatchFailedError(outcome.batch.batchId, error);
         throw error;
       }
       if (chunks.length > 1) {
@@ -155,7 +161,10 @@ export class GatewayEmbedder {
     // A piece of a re-chunked chunk is not split again: the gateway disagrees with us too much.
     if (chunk.subIndex !== undefined || !isTooLongMessage(error.message)) return [];
     const stated = statedTokenLimit(error.message);
-    const budget = Math.max(1, Math.floor(Math.min(chunk.tokens / 2, stated ? stated * 0.8 : chunk.tokens / 2)));
+    const budget = Math.max(
+      1,
+      Math.floor(Math.min(chunk.tokens / 2, stated ? stated * 0.8 : chunk.tokens / 2)),
+    );
     return this.#options.rechunk(chunk, budget);
   }
 
@@ -193,13 +202,26 @@ export class GatewayEmbedder {
           outcome.retries += 1;
           if (error instanceof ProviderOverloadedError) {
             const next = router.noteOverloaded();
-            if (next) logger.warn({ provider: next }, 'provider stays overloaded; moving to the next in --provider-order');
+            if (next)
+              logger.warn(
+                { provider: next },
+                'provider stays overloaded; moving to the next in --provider-order',
+              );
           }
-          if (error instanceof InvalidResponseError && error.emptyData && encoding.noteEmptyAnswer(askedFor)) {
-            logger.warn('gateway keeps answering base64 requests with empty data; switching this run to float');
+          if (
+            error instanceof InvalidResponseError &&
+            error.emptyData &&
+            encoding.noteEmptyAnswer(askedFor)
+          ) {
+            logger.warn(
+              'gateway keeps answering base64 requests with empty data; switching this run to float',
+            );
           }
           const status = error instanceof GatewayError ? error.status : undefined;
-          logger.debug({ batchId: outcome.batch.batchId, attempt, delayMs, status }, String((error as Error).message));
+          logger.debug(
+            { batchId: outcome.batch.batchId, attempt, delayMs, status },
+            String((error as Error).message),
+          );
         },
       },
     );

@@ -13,7 +13,8 @@ export function isTooLongMessage(message: string): boolean {
 /** The token limit a rejection names ("maximum context length is 4096 tokens"), if any. */
 export function statedTokenLimit(message: string): number | undefined {
   const match =
-    /(?:context length|limit|maximum)[^0-9]{0,40}?(\d{2,7})\s*tokens?/i.exec(message) ?? /(\d{2,7})\s*tokens?/i.exec(message);
+    /(?:context length|limit|maximum)[^0-9]{0,40}?(\d{2,7})\s*tokens?/i.exec(message) ??
+    /(\d{2,7})\s*tokens?/i.exec(message);
   const value = match?.[1] ? Number(match[1]) : Number.NaN;
   return Number.isFinite(value) && value > 0 ? value : undefined;
 }

@@ -6,6 +6,7 @@
  * Connections are pooled and kept alive by an undici Agent; `close()` releases them. Keys live in
  * #private fields (invisible to util.inspect and JSON) and are scrubbed from every error.
  */
+import pLimit, { type LimitFunction } from 'p-limit';
 import { Agent, request } from 'undici';
 import { DEFAULTS } from '../config/defaults.js';
 import { EmbedpipeError, UsageError } from '../errors.js';
@@ -41,6 +42,11 @@ export interface GatewayClientOptions {
   timeoutMs?: number;
   /** Keep-alive connections to the gateway. */
   connections?: number;
+  /**
+   * Most requests on the wire at once. Only the exchange holds a slot: decoding a response happens
+   * after its slot is handed to the next request, so the window never idles on our own CPU work.
+   */
+  maxInFlight?: number;
   /** Attribution headers (spec 5.5). */
   referer?: string;
   serviceTitle?: string;
@@ -100,10 +106,12 @@ const DEADLINE = Symbol('deadline');
 export class GatewayClient {
   readonly baseUrl: string;
   readonly timeoutMs: number;
+  readonly maxInFlight: number | undefined;
   readonly #apiKey: string | undefined;
   readonly #managementKey: string | undefined;
   readonly #headers: Readonly<Record<string, string>>;
   readonly #agent: Agent;
+  readonly #wire: LimitFunction | undefined;
   #closed = false;
 
   constructor(options: GatewayClientOptions) {
@@ -117,6 +125,8 @@ export class GatewayClient {
       ...(options.referer && { 'http-referer': options.referer }),
       ...(options.serviceTitle && { 'x-service-title': options.serviceTitle }),
     };
+    this.maxInFlight = options.maxInFlight;
+    this.#wire = options.maxInFlight === undefined ? undefined : pLimit(options.maxInFlight);
     this.#agent = new Agent({
       connections: options.connections ?? DEFAULTS.connections,
       // Our per-call deadline governs; undici's own header/body timers must not fire first.
@@ -219,7 +229,9 @@ export class GatewayClient {
   // ---- the one request path -----------------------------------------------------------------------
 
   async #send<T>(route: Route, opts: CallOptions, decode: (json: unknown) => T): Promise<T> {
-    const response = await this.#exchange(route, opts);
+    const response = await (this.#wire
+      ? this.#wire(() => this.#exchange(route, opts))
+      : this.#exchange(route, opts));
     const { status, headers, bodyText } = response;
     if (status < 200 || status >= 300) {
       throw gatewayErrorFromResponse({

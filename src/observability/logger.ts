@@ -2,7 +2,7 @@
  * pino logger for embedpipe: JSON lines on stderr, pretty when stderr is a terminal. Anything that
  * could hold a key is redacted by path, and keys are never handed to the logger in the first place.
  */
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 import pretty from 'pino-pretty';
 
 export type { Logger } from 'pino';

@@ -136,7 +136,7 @@ export class DatasetWriter {
       throw new OutputError(`${path}: encoded ${written} rows, expected ${rows.ids.length}`);
     }
     await this.ensureDir();
-    await writeFileAtomic(path, bytes);
+    await writeFileAtomic(path, bytes, { syncDirectory: false });
     return { file, rows: rows.ids.length, bytes: bytes.byteLength };
   }
 

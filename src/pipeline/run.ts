@@ -123,7 +123,9 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
         logger.error({ batchId: batch.batchId }, error.message);
       }
     },
-    { concurrency: settings.concurrency },
+    // With the client capping requests on the wire, a second window of batches waits at its door with
+    // their requests built, so a freed slot is refilled at once.
+    { concurrency: client.maxInFlight !== undefined ? settings.concurrency * 2 : settings.concurrency },
   );
 
   const onAbort = () =>
