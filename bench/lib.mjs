@@ -1,16 +1,18 @@
 // Shared bench helpers: the emulator and the CLI as child processes (so the process measured is
 // embedpipe alone), corpus generation, RSS sampling from /proc.
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { once } from 'node:events';
 
 export const CLI = new URL('../dist/cli/main.js', import.meta.url).pathname;
 export const API_KEY = 'emu-test-key';
 
 /** Starts `embedpipe gateway` in a child process; resolves with its base URL and a stop function. */
 export async function startGateway(args = []) {
-  const child = spawn(process.execPath, [CLI, 'gateway', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [CLI, 'gateway', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const [chunk] = await once(child.stdout, 'data');
   const baseUrl = chunk.toString().trim();
   return {

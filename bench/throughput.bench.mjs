@@ -19,8 +19,18 @@ try {
     maxDocuments: requests * inputs,
   });
   const { summary } = await runEmbedpipe(
-    ['--input', join(dir, 'corpus.jsonl'), '--model', 'emu/embed-small', '--out', join(dir, 'out'),
-      '--concurrency', String(concurrency), '--max-inputs', String(inputs)],
+    [
+      '--input',
+      join(dir, 'corpus.jsonl'),
+      '--model',
+      'emu/embed-small',
+      '--out',
+      join(dir, 'out'),
+      '--concurrency',
+      String(concurrency),
+      '--max-inputs',
+      String(inputs),
+    ],
     { EMBEDPIPE_BASE_URL: gateway.baseUrl, EMBEDPIPE_API_KEY: API_KEY },
   );
   const ceiling = (concurrency * inputs) / (latencyMs / 1000);

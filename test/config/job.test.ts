@@ -2,9 +2,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEFAULTS } from '../../src/config/defaults.js';
 import { loadJobFile, parseJob } from '../../src/config/job.js';
 import { resolveRunSettings } from '../../src/config/settings.js';
-import { DEFAULTS } from '../../src/config/defaults.js';
 import { ConfigError, UsageError } from '../../src/errors.js';
 
 describe('job files', () => {
@@ -43,7 +43,12 @@ describe('run settings', () => {
 
   it('a flag beats the job file, which beats the environment, which beats the default', () => {
     const fromJob = resolveRunSettings({}, job, { baseUrl: 'http://env/v1' });
-    expect(fromJob).toMatchObject({ model: 'job/model', concurrency: 3, baseUrl: 'http://env/v1', input: '/jobs/corpus.csv' });
+    expect(fromJob).toMatchObject({
+      model: 'job/model',
+      concurrency: 3,
+      baseUrl: 'http://env/v1',
+      input: '/jobs/corpus.csv',
+    });
     expect(fromJob.maxInputs).toBe(DEFAULTS.maxInputsPerRequest);
     expect(fromJob.provider.order).toEqual(['a', 'b']);
     const fromFlags = resolveRunSettings(
@@ -56,10 +61,12 @@ describe('run settings', () => {
   });
 
   it('refuses bad values naming the flag', () => {
-    expect(() => resolveRunSettings({ input: 'x', model: 'm', format: 'xml' }, undefined, {})).toThrow(/--format/);
-    expect(() => resolveRunSettings({ input: 'x', model: 'm', dataCollection: 'maybe' }, undefined, {})).toThrow(
-      /--data-collection/,
+    expect(() => resolveRunSettings({ input: 'x', model: 'm', format: 'xml' }, undefined, {})).toThrow(
+      /--format/,
     );
+    expect(() =>
+      resolveRunSettings({ input: 'x', model: 'm', dataCollection: 'maybe' }, undefined, {}),
+    ).toThrow(/--data-collection/);
     expect(() => resolveRunSettings({ input: 'x' }, undefined, {})).toThrow(/no model/);
     expect(() => resolveRunSettings({ model: 'm' }, undefined, {})).toThrow(/no input/);
   });

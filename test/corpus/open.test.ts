@@ -1,4 +1,4 @@
-import { chmod, mkdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CorpusStats, detectFormat, openCorpus } from '../../src/corpus/index.js';

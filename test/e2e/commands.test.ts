@@ -24,7 +24,10 @@ afterAll(async () => {
 });
 
 const api = () => ({ EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY });
-const mgmt = () => ({ EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_MANAGEMENT_KEY: EMULATOR_MANAGEMENT_KEY });
+const mgmt = () => ({
+  EMBEDPIPE_BASE_URL: emulator.baseUrl,
+  EMBEDPIPE_MANAGEMENT_KEY: EMULATOR_MANAGEMENT_KEY,
+});
 
 /** A one-second 16 kHz mono PCM WAV. */
 function wav(seconds: number): Buffer {
@@ -79,7 +82,10 @@ describe('embedpipe models / embed / transcribe / members', () => {
   it('transcribe reads an audio file and prints its text', async () => {
     const file = join(dir, 'sample.wav');
     await writeFile(file, wav(2));
-    const r = await runCli(['transcribe', file, '--model', 'emu/whisper-tiny', '--language', 'en', '--json'], api());
+    const r = await runCli(
+      ['transcribe', file, '--model', 'emu/whisper-tiny', '--language', 'en', '--json'],
+      api(),
+    );
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.text).toEqual(expect.any(String));
@@ -94,7 +100,9 @@ describe('embedpipe models / embed / transcribe / members', () => {
     const out = JSON.parse(r.stdout);
     expect(out.data).toHaveLength(237);
     expect(new Set(out.data.map((m: { id: string }) => m.id)).size).toBe(237);
-    const page = JSON.parse((await runCli(['members', '--offset', '230', '--limit', '100', '--json'], mgmt())).stdout);
+    const page = JSON.parse(
+      (await runCli(['members', '--offset', '230', '--limit', '100', '--json'], mgmt())).stdout,
+    );
     expect(page).toMatchObject({ total_count: 237 });
     expect(page.data).toHaveLength(7);
   });
@@ -102,14 +110,34 @@ describe('embedpipe models / embed / transcribe / members', () => {
   it('fails with one clear line and a distinct exit code on every bad case', async () => {
     const cases: Array<[string[], Record<string, string>, number, RegExp]> = [
       [['models'], { EMBEDPIPE_BASE_URL: emulator.baseUrl }, 2, /EMBEDPIPE_API_KEY/],
-      [['models'], { EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: 'wrong-key-123456' }, 3, /authentication failed/],
+      [
+        ['models'],
+        { EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: 'wrong-key-123456' },
+        3,
+        /authentication failed/,
+      ],
       [['members'], api(), 2, /EMBEDPIPE_MANAGEMENT_KEY/],
-      [['members'], { EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_MANAGEMENT_KEY: EMULATOR_API_KEY }, 3, /management key/],
+      [
+        ['members'],
+        { EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_MANAGEMENT_KEY: EMULATOR_API_KEY },
+        3,
+        /management key/,
+      ],
       [['members', '--limit', '101'], mgmt(), 2, /--limit.*1 to 100/],
       [['members', '--offset', '-1'], mgmt(), 2, /--offset/],
       [['embed', 'x', '--model', 'emu/nope'], api(), 2, /emu\/nope|not found/i],
-      [['embed', 'x', '--model', 'emu/embed-small'], { EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_MANAGEMENT_KEY }, 3, /authentication failed/],
-      [['transcribe', join(dir, 'missing.wav'), '--model', 'emu/whisper-tiny'], api(), 2, /audio file not found/],
+      [
+        ['embed', 'x', '--model', 'emu/embed-small'],
+        { EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_MANAGEMENT_KEY },
+        3,
+        /authentication failed/,
+      ],
+      [
+        ['transcribe', join(dir, 'missing.wav'), '--model', 'emu/whisper-tiny'],
+        api(),
+        2,
+        /audio file not found/,
+      ],
       [['embed', 'x'], api(), 2, /--model/],
       [['frobnicate'], api(), 2, /unknown command/],
     ];
@@ -132,7 +160,10 @@ describe('embedpipe models / embed / transcribe / members', () => {
       child.on('exit', (code) => reject(new Error(`gateway exited with ${code}`)));
     });
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
-    const r = await runCli(['models', '--json'], { EMBEDPIPE_BASE_URL: url, EMBEDPIPE_API_KEY: EMULATOR_API_KEY });
+    const r = await runCli(['models', '--json'], {
+      EMBEDPIPE_BASE_URL: url,
+      EMBEDPIPE_API_KEY: EMULATOR_API_KEY,
+    });
     expect(r.code, r.stderr).toBe(0);
     child.kill('SIGTERM');
     expect((await child.result).code).toBe(0);

@@ -2,18 +2,27 @@
  * `embedpipe run` as a user runs it: the built CLI in a child process, the emulator over real HTTP
  * with 30% of requests failing, the dataset read back by DuckDB and compared vector by vector.
  */
-import { mkdtemp, readFile, readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EMULATOR_API_KEY, embeddingFor, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import {
+  EMULATOR_API_KEY,
+  embeddingFor,
+  type RunningEmulator,
+  startEmulator,
+} from '../../src/emulator/index.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { type HardCorpus, writeHardCsv } from '../helpers/corpus.js';
 import { type DatasetRow, readDataset } from '../helpers/duckdb.js';
 
 const MODEL = 'emu/embed-small'; // 384 dims, context_length 512 → chunks of at most 460 tokens
-const FAULTS = { seed: 7, probabilities: { 429: 0.1, 500: 0.05, 502: 0.03, 503: 0.03, 529: 0.04, reset: 0.05 }, retryAfterSeconds: 1 };
+const FAULTS = {
+  seed: 7,
+  probabilities: { 429: 0.1, 500: 0.05, 502: 0.03, 503: 0.03, 529: 0.04, reset: 0.05 },
+  retryAfterSeconds: 1,
+};
 
 let emulator: RunningEmulator;
 let root: string;
@@ -51,31 +60,56 @@ function expectExactDataset(rows: DatasetRow[], valid: Map<string, string>, dims
 describe('embedpipe run', () => {
   it('embeds every valid row exactly, rejects every bad one, and honours every Retry-After', async () => {
     const out = join(root, 'full');
-    const result = await runCli(['run', '--input', corpusPath, '--model', MODEL, '--out', out, '--max-inputs', '16', '--json'], env());
+    const result = await runCli(
+      ['run', '--input', corpusPath, '--model', MODEL, '--out', out, '--max-inputs', '16', '--json'],
+      env(),
+    );
     expect(result.stderr).not.toContain(EMULATOR_API_KEY);
     expect(result.code, result.stderr).toBe(0);
     const summary = JSON.parse(result.stdout);
-    expect(summary).toMatchObject({ status: 'done', documents: corpus.valid.size, rejects: corpus.rejectedLines.length });
+    expect(summary).toMatchObject({
+      status: 'done',
+      documents: corpus.valid.size,
+      rejects: corpus.rejectedLines.length,
+    });
     expect(summary.retries).toBeGreaterThan(0);
 
     expectExactDataset(await readDataset(out), corpus.valid);
     expect(emulator.stats.retryAfterViolations).toEqual({});
 
-    const rejects = (await readFile(join(out, 'rejects.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const rejects = (await readFile(join(out, 'rejects.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rejects.map((r) => r.line).sort((a, b) => a - b)).toEqual(corpus.rejectedLines);
     for (const reject of rejects) expect(reject.reason).toEqual(expect.any(String));
 
     const manifest = JSON.parse(await readFile(join(out, 'manifest.json'), 'utf8'));
     const parts = (await readdir(out)).filter((f) => f.endsWith('.parquet')).sort();
     expect(manifest).toMatchObject({ model: MODEL, dims: 384, files: parts });
-    expect(manifest.counts).toMatchObject({ documents: corpus.valid.size, rejects: corpus.rejectedLines.length });
+    expect(manifest.counts).toMatchObject({
+      documents: corpus.valid.size,
+      rejects: corpus.rejectedLines.length,
+    });
   });
 
   it('resumes after kill -9: the re-run embeds only what is missing and ends with the same dataset', async () => {
     const slow = await startEmulator({ faults: { latencyMs: 60 } });
     try {
       const out = join(root, 'killed');
-      const args = ['run', '--input', corpusPath, '--model', MODEL, '--out', out, '--max-inputs', '8', '--concurrency', '2'];
+      const args = [
+        'run',
+        '--input',
+        corpusPath,
+        '--model',
+        MODEL,
+        '--out',
+        out,
+        '--max-inputs',
+        '8',
+        '--concurrency',
+        '2',
+      ];
       const envSlow = { EMBEDPIPE_BASE_URL: slow.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY };
       const first = spawnCli(args, envSlow);
       // Kill it once a few parts are on disk, mid-run.
@@ -110,7 +144,19 @@ describe('embedpipe run', () => {
     const limited = await startEmulator({ keys: [{ key, credits: 0.0004 }] });
     try {
       const out = join(root, 'credits');
-      const args = ['run', '--input', corpusPath, '--model', MODEL, '--out', out, '--max-inputs', '8', '--concurrency', '2'];
+      const args = [
+        'run',
+        '--input',
+        corpusPath,
+        '--model',
+        MODEL,
+        '--out',
+        out,
+        '--max-inputs',
+        '8',
+        '--concurrency',
+        '2',
+      ];
       const envLimited = { EMBEDPIPE_BASE_URL: limited.baseUrl, EMBEDPIPE_API_KEY: key };
       const stopped = await runCli(args, envLimited);
       expect(stopped.code).toBe(4);
@@ -133,7 +179,10 @@ describe('embedpipe run', () => {
 
   it('--dry-run counts documents, chunks, tokens and cost without embedding', async () => {
     const before = emulator.stats.byPath['/embeddings'] ?? 0;
-    const r = await runCli(['run', '--input', corpusPath, '--model', MODEL, '--out', join(root, 'dry'), '--dry-run', '--json'], env());
+    const r = await runCli(
+      ['run', '--input', corpusPath, '--model', MODEL, '--out', join(root, 'dry'), '--dry-run', '--json'],
+      env(),
+    );
     expect(r.code, r.stderr).toBe(0);
     const summary = JSON.parse(r.stdout);
     expect(summary).toMatchObject({ status: 'dry-run', documents: corpus.valid.size });
@@ -145,7 +194,10 @@ describe('embedpipe run', () => {
 
   it('writes Arrow IPC files with --output-format arrow', async () => {
     const out = join(root, 'arrow');
-    const r = await runCli(['run', '--input', corpusPath, '--model', MODEL, '--out', out, '--output-format', 'arrow'], env());
+    const r = await runCli(
+      ['run', '--input', corpusPath, '--model', MODEL, '--out', out, '--output-format', 'arrow'],
+      env(),
+    );
     expect(r.code, r.stderr).toBe(0);
     const files = (await readdir(out)).filter((f) => f.endsWith('.arrow'));
     expect(files.length).toBeGreaterThan(0);
@@ -164,16 +216,39 @@ describe('embedpipe run', () => {
 
   it('fails fast with one line and a distinct code on a bad key, an unknown model, a missing input', async () => {
     const cases: Array<[string[], Record<string, string>, number, RegExp]> = [
-      [['run', '--input', corpusPath, '--model', MODEL, '--out', join(root, 'x')], { EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: 'not-a-valid-key-42' }, 3, /authentication failed/],
-      [['run', '--input', corpusPath, '--model', 'emu/nope', '--out', join(root, 'x')], env(), 2, /unknown embedding model "emu\/nope"/],
-      [['run', '--input', join(root, 'missing.csv'), '--model', MODEL, '--out', join(root, 'x')], env(), 2, /input not found/],
-      [['run', '--input', corpusPath, '--model', MODEL], { EMBEDPIPE_BASE_URL: emulator.baseUrl }, 2, /EMBEDPIPE_API_KEY is not set/],
+      [
+        ['run', '--input', corpusPath, '--model', MODEL, '--out', join(root, 'x')],
+        { EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: 'not-a-valid-key-42' },
+        3,
+        /authentication failed/,
+      ],
+      [
+        ['run', '--input', corpusPath, '--model', 'emu/nope', '--out', join(root, 'x')],
+        env(),
+        2,
+        /unknown embedding model "emu\/nope"/,
+      ],
+      [
+        ['run', '--input', join(root, 'missing.csv'), '--model', MODEL, '--out', join(root, 'x')],
+        env(),
+        2,
+        /input not found/,
+      ],
+      [
+        ['run', '--input', corpusPath, '--model', MODEL],
+        { EMBEDPIPE_BASE_URL: emulator.baseUrl },
+        2,
+        /EMBEDPIPE_API_KEY is not set/,
+      ],
       [['run', 'jobs/missing.json'], env(), 2, /job file not found/],
       [['run', '--input', corpusPath, '--model', MODEL, '--concurrency', '0'], env(), 2, /--concurrency/],
     ];
     for (const [args, environment, code, pattern] of cases) {
       const r = await runCli(args, environment);
-      const lines = r.stderr.trim().split('\n').filter((l) => l.startsWith('embedpipe: '));
+      const lines = r.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('embedpipe: '));
       expect(lines, r.stderr).toHaveLength(1);
       expect(lines[0]).toMatch(pattern);
       expect(r.code, lines[0]).toBe(code);

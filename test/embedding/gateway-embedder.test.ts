@@ -1,11 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ProviderSettings } from '../../src/config/settings.js';
 import type { Batch, Chunk } from '../../src/domain.js';
 import { EncodingPolicy } from '../../src/embedding/encoding-policy.js';
 import { BatchFailedError, GatewayEmbedder, type Rechunk } from '../../src/embedding/gateway-embedder.js';
 import { ProviderRouter } from '../../src/embedding/provider-router.js';
-import { EMULATOR_API_KEY, type EmulatorOptions, embeddingFor, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import {
+  EMULATOR_API_KEY,
+  type EmulatorOptions,
+  embeddingFor,
+  type RunningEmulator,
+  startEmulator,
+} from '../../src/emulator/index.js';
 import { GatewayClient, InsufficientCreditsError } from '../../src/gateway/index.js';
-import type { ProviderSettings } from '../../src/config/settings.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { RunStats } from '../../src/observability/stats.js';
 import { RetryAfterGate } from '../../src/retry/index.js';
@@ -31,7 +37,12 @@ const splitRechunk: Rechunk = (c, maxTokens) => {
   const pieces: Chunk[] = [];
   for (let start = 0, sub = 0; start < c.text.length; start += size, sub++) {
     const text = c.text.slice(start, start + size);
-    pieces.push({ ...chunk(c.documentId, text, c.index), subIndex: sub, start: c.start + start, end: c.start + start + text.length });
+    pieces.push({
+      ...chunk(c.documentId, text, c.index),
+      subIndex: sub,
+      start: c.start + start,
+      end: c.start + start + text.length,
+    });
   }
   return pieces;
 };
@@ -49,7 +60,12 @@ afterAll(async () => {
 });
 
 function embedder(
-  overrides: { model?: string; provider?: ProviderSettings; encoding?: 'base64' | 'float'; maxAttempts?: number } = {},
+  overrides: {
+    model?: string;
+    provider?: ProviderSettings;
+    encoding?: 'base64' | 'float';
+    maxAttempts?: number;
+  } = {},
 ) {
   const stats = new RunStats();
   const instance = new GatewayEmbedder({
@@ -95,7 +111,10 @@ describe('GatewayEmbedder', () => {
 
   it('retries 429, 5xx, 529 and resets, behind one Retry-After gate, and counts every retry', async () => {
     await withEmulatorOptions(
-      { faults: { script: ['429', '500', 'reset', '502', '503', '524', '529'], retryAfterSeconds: 1 }, retryAfterFormat: 'ms' },
+      {
+        faults: { script: ['429', '500', 'reset', '502', '503', '524', '529'], retryAfterSeconds: 1 },
+        retryAfterFormat: 'ms',
+      },
       async () => {
         const { instance, stats } = embedder();
         const chunks = ['one', 'two'].map((t, i) => chunk(`r${i}`, t));
@@ -155,7 +174,9 @@ describe('GatewayEmbedder', () => {
   it('gives up on a batch after the last attempt, without committing any of it', async () => {
     await withEmulatorOptions({ faults: { probabilities: { 500: 1 } } }, async () => {
       const { instance } = embedder({ maxAttempts: 3 });
-      await expect(instance.embedBatch(batchOf([chunk('x', 'never')]), signal)).rejects.toBeInstanceOf(BatchFailedError);
+      await expect(instance.embedBatch(batchOf([chunk('x', 'never')]), signal)).rejects.toBeInstanceOf(
+        BatchFailedError,
+      );
     });
   });
 

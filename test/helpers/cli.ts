@@ -22,9 +22,15 @@ export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-export function spawnCli(args: readonly string[], env: Record<string, string> = {}): ChildProcess & { result: Promise<CliResult> } {
+export function spawnCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): ChildProcess & { result: Promise<CliResult> } {
   assertBuilt();
-  const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: cleanEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => {

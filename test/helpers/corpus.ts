@@ -5,7 +5,9 @@
 import { writeFile } from 'node:fs/promises';
 
 const WORDS =
-  'river glass owl comet tide bread bee volcano tea coffee lantern harbor meadow cipher orbit quartz willow ember'.split(' ');
+  'river glass owl comet tide bread bee volcano tea coffee lantern harbor meadow cipher orbit quartz willow ember'.split(
+    ' ',
+  );
 
 function sentence(rand: () => number, words = 8 + Math.floor(rand() * 12)): string {
   const out: string[] = [];
@@ -62,8 +64,14 @@ export async function writeHardCsv(path: string, docs: number, seed = 1): Promis
     const kind = i % 10;
     const id = `doc-${String(i).padStart(5, '0')}`;
     if (kind === 0) add(id, longDocument(rand, 20 + Math.floor(rand() * 30)), true);
-    else if (kind === 1) add(id, `Unicode ${i}: 東京 café naïve Ελληνικά 🚀🌍 עברית «quotes» ${sentence(rand)}`, true);
-    else if (kind === 2) add(id, `Quoting ${i}: "a quoted phrase", commas, and\na newline inside the cell. ${sentence(rand)}`, true);
+    else if (kind === 1)
+      add(id, `Unicode ${i}: 東京 café naïve Ελληνικά 🚀🌍 עברית «quotes» ${sentence(rand)}`, true);
+    else if (kind === 2)
+      add(
+        id,
+        `Quoting ${i}: "a quoted phrase", commas, and\na newline inside the cell. ${sentence(rand)}`,
+        true,
+      );
     else add(id, `${sentence(rand)} ${sentence(rand)}`, true);
   }
   add('doc-00003', 'a duplicate of an earlier id', false);

@@ -1,5 +1,5 @@
 /** DuckDB as the independent reader of what embedpipe wrote. */
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 
 let connection: Promise<DuckDBConnection> | undefined;
 
@@ -36,7 +36,9 @@ export async function readDataset(dir: string): Promise<DatasetRow[]> {
     chunk_index: r['chunk_index'] as number,
     sub_index: r['sub_index'] as number,
     text: r['text'] as string,
-    embedding: Float32Array.from((r['embedding'] as { items: number[] }).items ?? (r['embedding'] as number[])),
+    embedding: Float32Array.from(
+      (r['embedding'] as { items: number[] }).items ?? (r['embedding'] as number[]),
+    ),
     tokens: r['tokens'] as number,
     content_hash: r['content_hash'] as string,
   }));
