@@ -197,6 +197,7 @@ export class GatewayEmbedder {
         ...this.#options.clock,
         gate,
         signal,
+        letAttemptFinish: true,
         onRetry: (error, attempt, delayMs) => {
           stats.retries += 1;
           outcome.retries += 1;

@@ -14,7 +14,7 @@ export type {
   TranscriptionModelConfig,
 } from './options.js';
 export { DEFAULT_PROVIDERS } from './providers.js';
-export { RETRY_AFTER_TOLERANCE_MS } from './ratelimit.js';
+export { IN_FLIGHT_GRACE_MS, RETRY_AFTER_TOLERANCE_MS } from './ratelimit.js';
 export { type RunningEmulator, startEmulator } from './server.js';
 export type { EmulatorStats, RequestRecord } from './stats.js';
 export { embeddingFor } from './vectors.js';

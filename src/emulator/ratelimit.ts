@@ -9,6 +9,13 @@ export const WINDOW_MS = 60_000;
 export const RETRY_AFTER_TOLERANCE_MS = 5;
 
 /**
+ * Requests arriving this soon after a Retry-After was given may have left the client before it
+ * could read it (a busy client thread), so they are not counted as violations. A client ignoring
+ * Retry-After is still caught: every wait the emulator asks for is at least a second.
+ */
+export const IN_FLIGHT_GRACE_MS = 100;
+
+/**
  * Retry-After for an in-flight refusal. When a slot frees is unknowable, so the emulator asks for the
  * smallest wait the seconds format can express.
  */
@@ -65,6 +72,7 @@ export class KeyLimiter {
   private readonly tokens: SlidingWindow | undefined;
   private inFlight = 0;
   private retryAfterUntil = Number.NEGATIVE_INFINITY;
+  private retryAfterToldAt = Number.NEGATIVE_INFINITY;
 
   constructor(readonly limits: KeyLimits = {}) {
     const { requestsPerMinute, tokensPerMinute } = limits;
@@ -108,12 +116,16 @@ export class KeyLimiter {
   }
 
   /** Remembers that the key was told not to come back before `until`. */
-  told(until: number): void {
+  told(until: number, now: number): void {
     this.retryAfterUntil = Math.max(this.retryAfterUntil, until);
+    this.retryAfterToldAt = now;
   }
 
   /** Whether a request arriving at `now` ignores a Retry-After the key was given. */
   violates(now: number): boolean {
-    return now < this.retryAfterUntil - RETRY_AFTER_TOLERANCE_MS;
+    return (
+      now > this.retryAfterToldAt + IN_FLIGHT_GRACE_MS &&
+      now < this.retryAfterUntil - RETRY_AFTER_TOLERANCE_MS
+    );
   }
 }

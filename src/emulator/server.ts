@@ -330,7 +330,8 @@ function sendError(
     headers = retryAfter.headers;
     // Hold the key to it: requests before this instant are counted as violations.
     if (error.status === 429 && credential?.kind === 'api') {
-      credential.account.limiter.told(performance.now() + retryAfter.promisedMs);
+      const toldAt = performance.now();
+      credential.account.limiter.told(toldAt + retryAfter.promisedMs, toldAt);
     }
   }
   sendJson(res, error.status, error.envelope(), headers);

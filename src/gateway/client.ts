@@ -10,6 +10,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { Agent, request } from 'undici';
 import { DEFAULTS } from '../config/defaults.js';
 import { EmbedpipeError, UsageError } from '../errors.js';
+import { RetryAfterGate } from '../retry/gate.js';
 import {
   decodeEmbeddings,
   decodeMembers,
@@ -112,6 +113,11 @@ export class GatewayClient {
   readonly #headers: Readonly<Record<string, string>>;
   readonly #agent: Agent;
   readonly #wire: LimitFunction | undefined;
+  /** One Retry-After gate per key, checked right before a request goes on the wire. */
+  readonly #gates: Readonly<Record<KeyKind, RetryAfterGate>> = {
+    api: new RetryAfterGate(),
+    management: new RetryAfterGate(),
+  };
   #closed = false;
 
   constructor(options: GatewayClientOptions) {
@@ -133,6 +139,14 @@ export class GatewayClient {
       headersTimeout: 0,
       bodyTimeout: 0,
     });
+  }
+
+  /**
+   * The API key's Retry-After gate. After a 429 (or 503) with Retry-After, nothing goes out on the
+   * key until it opens, whoever sends: callers share it with their retry loop (withRetry's `gate`).
+   */
+  get retryAfterGate(): RetryAfterGate {
+    return this.#gates.api;
   }
 
   /** POST /embeddings: one vector per input, checked and placed by index. */
@@ -229,18 +243,26 @@ export class GatewayClient {
   // ---- the one request path -----------------------------------------------------------------------
 
   async #send<T>(route: Route, opts: CallOptions, decode: (json: unknown) => T): Promise<T> {
-    const response = await (this.#wire
-      ? this.#wire(() => this.#exchange(route, opts))
-      : this.#exchange(route, opts));
+    const gate = this.#gates[route.key];
+    const onTheWire = async () => {
+      // Checked inside the wire slot: a request that queued for a slot before a 429 came back must
+      // still wait out that 429's Retry-After.
+      await gate.waitUntilOpen(opts.signal);
+      return this.#exchange(route, opts);
+    };
+    const response = await (this.#wire ? this.#wire(onTheWire) : onTheWire());
     const { status, headers, bodyText } = response;
     if (status < 200 || status >= 300) {
-      throw gatewayErrorFromResponse({
+      const error = gatewayErrorFromResponse({
         status,
         headers,
         bodyText,
         now: Date.now(),
         secrets: this.#secrets(),
       });
+      // Closed at once, before any other response is handled: nothing more goes out on this key.
+      if (error.retryAfterMs !== undefined) gate.closeFor(error.retryAfterMs);
+      throw error;
     }
     const invalid = (reason: string, emptyData = false) =>
       invalidResponseError({ status, headers, reason, emptyData, secrets: this.#secrets() });

@@ -20,7 +20,6 @@ import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
 import { DatasetWriter, JsonlFile, readManifest, writeManifest } from '../output/index.js';
 import { InProcessQueue } from '../queue/in-process-queue.js';
-import { RetryAfterGate } from '../retry/index.js';
 import { batchRecordFrom, batchRecordMetadata, batchRecordOf, DatasetTally } from './batch-record.js';
 import { PartCommitter } from './part-committer.js';
 import { findModel, makePlan, plannedBatches, type RunPlan, rechunker } from './plan.js';
@@ -89,7 +88,7 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
     model,
     router: new ProviderRouter(settings.provider),
     encoding: new EncodingPolicy(settings.encodingFormat),
-    gate: new RetryAfterGate(),
+    gate: client.retryAfterGate,
     retry: settings.retry,
     rechunk: rechunker(model),
     stats,

@@ -27,7 +27,13 @@ export interface RetryPolicy {
   gate?: RetryAfterGate;
   /** Called before each wait: the error, the attempt that failed (1-based), and the planned delay. */
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
+  /** Stops retrying: waits end at once; an attempt in flight is abandoned unless `letAttemptFinish`. */
   signal?: AbortSignal;
+  /**
+   * Let an attempt already in flight finish when the signal aborts (its result is returned, its
+   * error thrown): for paid requests whose answer must not be thrown away.
+   */
+  letAttemptFinish?: boolean;
 }
 
 export type RetryOptions = Partial<RetryPolicy>;
@@ -68,6 +74,7 @@ export async function withRetry<T>(
     now = defaultNow,
     onRetry,
     signal,
+    letAttemptFinish = false,
   } = options;
   if (!(Number.isInteger(maxAttempts) && maxAttempts >= 1)) {
     throw new RangeError(`maxAttempts must be an integer ≥ 1, got ${maxAttempts}`);
@@ -78,7 +85,7 @@ export async function withRetry<T>(
   for (let attempt = 1; ; attempt++) {
     await gate.waitUntilOpen(signal);
     try {
-      return await untilAborted(fn(attempt), signal);
+      return await (letAttemptFinish ? fn(attempt) : untilAborted(fn(attempt), signal));
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (!isRetryable(error) || attempt >= maxAttempts) throw annotate(error, attempt);

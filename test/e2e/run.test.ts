@@ -16,6 +16,13 @@ import {
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { type HardCorpus, writeHardCsv } from '../helpers/corpus.js';
 import { type DatasetRow, readDataset } from '../helpers/duckdb.js';
+import {
+  INDEPENDENT_DIMS,
+  INDEPENDENT_KEY,
+  INDEPENDENT_MODEL,
+  independentVector,
+  startIndependentGateway,
+} from '../helpers/independent-gateway.js';
 
 const MODEL = 'emu/embed-small'; // 384 dims, context_length 512 → chunks of at most 460 tokens
 const FAULTS = {
@@ -41,18 +48,29 @@ afterAll(async () => {
 
 const env = () => ({ EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY });
 
-function expectExactDataset(rows: DatasetRow[], valid: Map<string, string>, dims = 384): void {
+/**
+ * Every valid document is in the dataset exactly once: its rows, in (chunk_index, sub_index) order,
+ * spell its text; chunk indexes run 0..k-1; every vector is the gateway's vector for the row's text.
+ */
+export function expectExactDataset(
+  rows: DatasetRow[],
+  valid: Map<string, string>,
+  vectorOf: (text: string) => Float32Array = (text) => embeddingFor(MODEL, text, 384),
+  maxTokens = 460,
+): void {
   const byDoc = new Map<string, DatasetRow[]>();
   for (const row of rows) byDoc.set(row.id, [...(byDoc.get(row.id) ?? []), row]);
   expect([...byDoc.keys()].sort()).toEqual([...valid.keys()].sort());
   for (const [id, text] of valid) {
     const docRows = byDoc.get(id)!;
-    // Chunks cover the document in order, and each is what was embedded.
     expect(docRows.map((r) => r.text).join(''), id).toBe(text);
-    expect(docRows.map((r) => r.chunk_index)).toEqual(docRows.map((_, i) => i));
+    const indexes = [...new Set(docRows.map((r) => r.chunk_index))];
+    expect(indexes).toEqual(indexes.map((_, i) => i));
+    const keys = docRows.map((r) => `${r.chunk_index}/${r.sub_index}`);
+    expect(new Set(keys).size, `${id}: duplicate rows`).toBe(keys.length);
     for (const row of docRows) {
-      expect(row.tokens).toBeLessThanOrEqual(460);
-      expect(row.embedding).toEqual(embeddingFor(MODEL, row.text, dims));
+      expect(row.tokens).toBeLessThanOrEqual(maxTokens);
+      expect(row.embedding).toEqual(vectorOf(row.text));
     }
   }
 }
@@ -253,6 +271,45 @@ describe('embedpipe run', () => {
       expect(lines[0]).toMatch(pattern);
       expect(r.code, lines[0]).toBe(code);
       expect(r.stderr).not.toContain('not-a-valid-key-42');
+    }
+  });
+
+  it('works against an independent implementation of the interface, with its own quirks and faults', async () => {
+    const gateway = await startIndependentGateway();
+    try {
+      const out = join(root, 'independent');
+      const r = await runCli(
+        [
+          'run',
+          '--input',
+          corpusPath,
+          '--model',
+          INDEPENDENT_MODEL,
+          '--out',
+          out,
+          '--max-inputs',
+          '4',
+          '--json',
+        ],
+        {
+          EMBEDPIPE_BASE_URL: gateway.baseUrl,
+          EMBEDPIPE_API_KEY: INDEPENDENT_KEY,
+        },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).not.toContain(INDEPENDENT_KEY);
+      const summary = JSON.parse(r.stdout);
+      expect(summary).toMatchObject({ status: 'done', dims: INDEPENDENT_DIMS, failures: 0 });
+      expect(summary.cost).toBeGreaterThan(0); // estimated from pricing: this server reports no cost
+      const rows = await readDataset(out);
+      // No context_length: chunks use the documented fallback budget (8192 less 10%).
+      expectExactDataset(rows, corpus.valid, independentVector, 7372);
+      expect(gateway.stats.faults).toBeGreaterThan(3);
+      expect(gateway.stats.tooLong).toBeGreaterThan(0);
+      expect(rows.some((row) => row.sub_index > 0)).toBe(true);
+      expect(gateway.violations).toEqual([]);
+    } finally {
+      await gateway.close();
     }
   });
 });

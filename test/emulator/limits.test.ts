@@ -1,6 +1,6 @@
 import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
 import { describe, expect, it } from 'vitest';
-import { RETRY_AFTER_TOLERANCE_MS } from '../../src/emulator/index.js';
+import { IN_FLIGHT_GRACE_MS, RETRY_AFTER_TOLERANCE_MS } from '../../src/emulator/index.js';
 import { embed, expectEnvelope, sleep, withEmulator } from './helpers.js';
 
 const small = (input: string | string[]) => ({ model: 'emu/embed-small', input });
@@ -42,8 +42,12 @@ describe('rate limits', () => {
         expect(seconds).toBeGreaterThanOrEqual(59);
         expect(seconds).toBeLessThanOrEqual(60);
         expect(emu.stats.retryAfterViolations).toEqual({});
-        // Coming straight back ignores the Retry-After.
+        // Within the grace a request may have left before the client read the 429: not counted.
         expectEnvelope(await embed(emu, small('d'), 'k'), 429);
+        expect(emu.stats.retryAfterViolations).toEqual({});
+        // Coming back later, still well inside the Retry-After, ignores it.
+        await new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_GRACE_MS + 20));
+        expectEnvelope(await embed(emu, small('e'), 'k'), 429);
         expect(emu.stats.retryAfterViolations).toEqual({ limited: 1 });
       },
     );

@@ -1,0 +1,35 @@
+// Peak RSS while embedding a large generated corpus (default 1 GB of JSONL prose; BENCH_MB to
+// change it). embedpipe runs as a child process, its RSS sampled from /proc; the emulator runs in
+// another child. Reports RSS at each decile of the run so a reader sees whether it stays flat.
+// `npm run build && node bench/memory.bench.mjs`
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { API_KEY, mb, runEmbedpipe, startGateway, writeJsonlCorpus } from './lib.mjs';
+
+const megabytes = Number(process.env.BENCH_MB ?? 1024);
+const dir = await mkdtemp(join(tmpdir(), 'embedpipe-memory-'));
+const gateway = await startGateway();
+try {
+  const corpus = join(dir, 'corpus.jsonl');
+  const t0 = Date.now();
+  const { documents, bytes } = await writeJsonlCorpus(corpus, megabytes * 1e6, 20_000);
+  console.log(`memory: generated ${mb(bytes)} MB, ${documents} documents in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  const { summary, samples } = await runEmbedpipe(
+    ['--input', corpus, '--model', 'emu/embed-small', '--out', join(dir, 'out'), '--concurrency', '8'],
+    { EMBEDPIPE_BASE_URL: gateway.baseUrl, EMBEDPIPE_API_KEY: API_KEY },
+    { sampleMs: 500 },
+  );
+  const peak = Math.max(...samples.map((s) => s.rss));
+  const deciles = Array.from({ length: 10 }, (_, i) => samples[Math.floor(((i + 1) / 10) * (samples.length - 1))]);
+  const outBytes = (await Promise.all(summary.files.map((f) => stat(join(dir, 'out', f))))).reduce((s, st) => s + st.size, 0);
+  console.log(
+    `memory: ${summary.rows} vectors (${summary.dims} dims), ${summary.batches.planned} batches, ` +
+      `${mb(outBytes)} MB of Parquet in ${(summary.elapsedMs / 1000).toFixed(0)} s ` +
+      `(${mb(bytes / (summary.elapsedMs / 1000))} MB/s of corpus)`,
+  );
+  console.log(`memory: peak RSS ${mb(peak)} MB; by decile: ${deciles.map((s) => mb(s.rss)).join(' ')} MB`);
+} finally {
+  await gateway.stop();
+  await rm(dir, { recursive: true, force: true });
+}
