@@ -14,15 +14,23 @@ try {
   const corpus = join(dir, 'corpus.jsonl');
   const t0 = Date.now();
   const { documents, bytes } = await writeJsonlCorpus(corpus, megabytes * 1e6, 20_000);
-  console.log(`memory: generated ${mb(bytes)} MB, ${documents} documents in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  console.log(
+    `memory: generated ${mb(bytes)} MB, ${documents} documents in ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+  );
   const { summary, samples } = await runEmbedpipe(
     ['--input', corpus, '--model', 'emu/embed-small', '--out', join(dir, 'out'), '--concurrency', '8'],
     { EMBEDPIPE_BASE_URL: gateway.baseUrl, EMBEDPIPE_API_KEY: API_KEY },
     { sampleMs: 500 },
   );
   const peak = Math.max(...samples.map((s) => s.rss));
-  const deciles = Array.from({ length: 10 }, (_, i) => samples[Math.floor(((i + 1) / 10) * (samples.length - 1))]);
-  const outBytes = (await Promise.all(summary.files.map((f) => stat(join(dir, 'out', f))))).reduce((s, st) => s + st.size, 0);
+  const deciles = Array.from(
+    { length: 10 },
+    (_, i) => samples[Math.floor(((i + 1) / 10) * (samples.length - 1))],
+  );
+  const outBytes = (await Promise.all(summary.files.map((f) => stat(join(dir, 'out', f))))).reduce(
+    (s, st) => s + st.size,
+    0,
+  );
   console.log(
     `memory: ${summary.rows} vectors (${summary.dims} dims), ${summary.batches.planned} batches, ` +
       `${mb(outBytes)} MB of Parquet in ${(summary.elapsedMs / 1000).toFixed(0)} s ` +

@@ -52,7 +52,7 @@ const env = () => ({ EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: EM
  * Every valid document is in the dataset exactly once: its rows, in (chunk_index, sub_index) order,
  * spell its text; chunk indexes run 0..k-1; every vector is the gateway's vector for the row's text.
  */
-export function expectExactDataset(
+function expectExactDataset(
   rows: DatasetRow[],
   valid: Map<string, string>,
   vectorOf: (text: string) => Float32Array = (text) => embeddingFor(MODEL, text, 384),
