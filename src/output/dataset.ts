@@ -8,19 +8,13 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EmbeddedBatch } from '../domain.js';
 import { OutputError } from '../errors.js';
-import { arrowFileMetadata, arrowRowCount, encodeArrowIpcFile } from './arrow.js';
-import { writeFileAtomic } from './atomic.js';
 import { isNotFound, messageOf } from './fs-errors.js';
-import {
-  DEFAULT_PARQUET_COMPRESSION,
-  encodeParquet,
-  type ParquetCompression,
-  parquetFileMetadata,
-  parquetRowCount,
-} from './parquet.js';
-import { type PartRows, partRowsFromBatch } from './rows.js';
+import { DEFAULT_PARQUET_COMPRESSION, type ParquetCompression } from './parquet.js';
+import { CODECS, type OutputFormat, type PartFileSpec } from './part-file.js';
+import { createPartFileWriter, type PartFileWriter } from './part-writer.js';
+import { partRowsFromBatch } from './rows.js';
 
-export type OutputFormat = 'parquet' | 'arrow';
+export type { OutputFormat } from './part-file.js';
 
 export interface DatasetWriterOptions {
   readonly dir: string;
@@ -31,6 +25,8 @@ export interface DatasetWriterOptions {
   readonly dims?: number;
   /** Parquet only; default snappy (see parquet.ts for the measurements). */
   readonly compression?: ParquetCompression;
+  /** Encode and write parts in a worker thread, when the compiled worker is there (default true). */
+  readonly worker?: boolean;
 }
 
 export interface WrittenPart {
@@ -38,30 +34,6 @@ export interface WrittenPart {
   readonly file: string;
   readonly rows: number;
   readonly bytes: number;
-}
-
-interface PartCodec {
-  readonly extension: string;
-  encode(rows: PartRows, metadata: Record<string, string>): Uint8Array;
-  countRows(bytes: Uint8Array): Promise<number> | number;
-  /** The key-value metadata of a part file on disk (Parquet: footer only). */
-  readMetadata(path: string): Promise<Record<string, string>>;
-}
-
-function codecFor(format: OutputFormat, compression: ParquetCompression): PartCodec {
-  if (format === 'arrow')
-    return {
-      extension: '.arrow',
-      encode: encodeArrowIpcFile,
-      countRows: arrowRowCount,
-      readMetadata: arrowFileMetadata,
-    };
-  return {
-    extension: '.parquet',
-    encode: (rows, metadata) => encodeParquet(rows, metadata, { compression }),
-    countRows: parquetRowCount,
-    readMetadata: parquetFileMetadata,
-  };
 }
 
 /** Batch ids become file names: no separators, no leading dot (that prefix is for temp files). */
@@ -80,14 +52,18 @@ export class DatasetWriter {
   readonly format: OutputFormat;
   private readonly metadata: Record<string, string>;
   private readonly dims: number | undefined;
-  private readonly codec: PartCodec;
+  private readonly codec: (typeof CODECS)[OutputFormat];
+  private readonly compression: ParquetCompression;
+  private readonly partWriter: PartFileWriter;
 
   constructor(opts: DatasetWriterOptions) {
     this.dir = opts.dir;
     this.format = opts.format;
     this.metadata = { ...opts.metadata };
     this.dims = opts.dims;
-    this.codec = codecFor(opts.format, opts.compression ?? DEFAULT_PARQUET_COMPRESSION);
+    this.codec = CODECS[opts.format];
+    this.compression = opts.compression ?? DEFAULT_PARQUET_COMPRESSION;
+    this.partWriter = createPartFileWriter(opts.worker ?? true);
   }
 
   partFileName(batchId: string): string {
@@ -129,15 +105,11 @@ export class DatasetWriter {
     const file = this.partFileName(batchId);
     const path = join(this.dir, file);
     const rows = partRowsFromBatch(batch, this.dims);
-    const bytes = this.codec.encode(rows, { ...this.partMetadata(batchId, batch), ...extra });
-    // Cheap read-back of the footer: a part that does not hold every row must never be renamed in.
-    const written = await this.codec.countRows(bytes);
-    if (written !== rows.ids.length) {
-      throw new OutputError(`${path}: encoded ${written} rows, expected ${rows.ids.length}`);
-    }
+    const count = rows.ids.length;
     await this.ensureDir();
-    await writeFileAtomic(path, bytes, { syncDirectory: false });
-    return { file, rows: rows.ids.length, bytes: bytes.byteLength };
+    const spec: PartFileSpec = { path, format: this.format, compression: this.compression };
+    const bytes = await this.partWriter.write(spec, rows, { ...this.partMetadata(batchId, batch), ...extra });
+    return { file, rows: count, bytes };
   }
 
   /** The key-value metadata of an existing part (run metadata, batch id, and any `extra`). */
@@ -148,6 +120,11 @@ export class DatasetWriter {
     } catch (error) {
       throw new OutputError(`cannot read the metadata of ${path}: ${messageOf(error)}`, { cause: error });
     }
+  }
+
+  /** Stops the part writer (its worker thread, if any). Writes still pending fail. */
+  async close(): Promise<void> {
+    await this.partWriter.close();
   }
 
   /** Removes part files (either format) that are not this format's part of a batch in `keep`: leftovers of older runs. */

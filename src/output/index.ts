@@ -23,5 +23,6 @@ export {
   type ParquetOptions,
   parquetRowCount,
 } from './parquet.js';
+export { writePartFile } from './part-file.js';
 export { type PartRows, partRowsFromBatch } from './rows.js';
 export { COLUMNS, partSchema } from './table.js';

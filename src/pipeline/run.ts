@@ -109,7 +109,7 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
       stats.rowsWritten += record.rows;
       stats.batchesDone += 1;
     },
-    { concurrency: 2, maxBacklog: settings.concurrency * 2 },
+    { concurrency: 2, maxBacklog: settings.concurrency },
   );
   const queue = new InProcessQueue(
     async (batch, signal) => {
@@ -124,7 +124,11 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
     },
     // With the client capping requests on the wire, a second window of batches waits at its door with
     // their requests built, so a freed slot is refilled at once.
-    { concurrency: client.maxInFlight !== undefined ? settings.concurrency * 2 : settings.concurrency },
+    {
+      concurrency: client.maxInFlight !== undefined ? settings.concurrency * 2 : settings.concurrency,
+      // Enough ready batches that a freed handler never waits on the producer; more is only memory.
+      maxWaiting: Math.ceil(settings.concurrency / 2),
+    },
   );
 
   const onAbort = () =>
@@ -148,6 +152,7 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
   } finally {
     // Even when the run stops (402, Ctrl-C), every batch already paid for is written.
     await committer.drain().catch(() => {});
+    await writer.close();
     deps.signal?.removeEventListener('abort', onAbort);
   }
   await rejects.close();

@@ -10,14 +10,17 @@ import type { BatchHandler, BatchQueue } from './batch-queue.js';
 export class InProcessQueue implements BatchQueue {
   readonly #limit;
   readonly #handler: BatchHandler;
+  readonly #maxWaiting: number;
   readonly #controller = new AbortController();
   readonly #running = new Set<Promise<void>>();
   #fatal: Error | undefined;
   #wakeUp: (() => void) | undefined;
 
-  constructor(handler: BatchHandler, options: { concurrency: number }) {
+  /** `maxWaiting`: batches queued behind the running ones before `push` blocks (default: concurrency). */
+  constructor(handler: BatchHandler, options: { concurrency: number; maxWaiting?: number }) {
     this.#limit = pLimit(options.concurrency);
     this.#handler = handler;
+    this.#maxWaiting = Math.max(1, options.maxWaiting ?? options.concurrency);
   }
 
   get signal(): AbortSignal {
@@ -37,8 +40,8 @@ export class InProcessQueue implements BatchQueue {
       },
     );
     this.#running.add(task);
-    // Keep at most one window of batches waiting behind the running ones.
-    while (this.#limit.pendingCount >= this.#limit.concurrency && !this.#fatal) {
+    // Keep a bounded number of batches waiting behind the running ones.
+    while (this.#limit.pendingCount >= this.#maxWaiting && !this.#fatal) {
       await new Promise<void>((resolve) => {
         this.#wakeUp = resolve;
       });

@@ -1,0 +1,59 @@
+/**
+ * One part file: encode the rows (Parquet or Arrow IPC), check the encoded row count, and rename the
+ * bytes into place atomically. Pure of any state, so it runs the same on the main thread or in the
+ * part-writer worker.
+ */
+import { OutputError } from '../errors.js';
+import { arrowFileMetadata, arrowRowCount, encodeArrowIpcFile } from './arrow.js';
+import { writeFileAtomic } from './atomic.js';
+import { encodeParquet, type ParquetCompression, parquetFileMetadata, parquetRowCount } from './parquet.js';
+import type { PartRows } from './rows.js';
+
+export type OutputFormat = 'parquet' | 'arrow';
+
+export interface PartFileSpec {
+  readonly path: string;
+  readonly format: OutputFormat;
+  readonly compression: ParquetCompression;
+}
+
+interface PartCodec {
+  readonly extension: string;
+  encode(rows: PartRows, metadata: Record<string, string>, compression: ParquetCompression): Uint8Array;
+  countRows(bytes: Uint8Array): Promise<number> | number;
+  /** The key-value metadata of a part file on disk (Parquet: footer only). */
+  readMetadata(path: string): Promise<Record<string, string>>;
+}
+
+export const CODECS: Readonly<Record<OutputFormat, PartCodec>> = {
+  parquet: {
+    extension: '.parquet',
+    encode: (rows, metadata, compression) => encodeParquet(rows, metadata, { compression }),
+    countRows: parquetRowCount,
+    readMetadata: parquetFileMetadata,
+  },
+  arrow: {
+    extension: '.arrow',
+    encode: (rows, metadata) => encodeArrowIpcFile(rows, metadata),
+    countRows: arrowRowCount,
+    readMetadata: arrowFileMetadata,
+  },
+};
+
+/** Writes one part file; returns its size in bytes. */
+export async function writePartFile(
+  spec: PartFileSpec,
+  rows: PartRows,
+  metadata: Record<string, string>,
+): Promise<number> {
+  const codec = CODECS[spec.format];
+  const bytes = codec.encode(rows, metadata, spec.compression);
+  // Cheap read-back of the footer: a part that does not hold every row must never be renamed in.
+  const written = await codec.countRows(bytes);
+  if (written !== rows.ids.length) {
+    throw new OutputError(`${spec.path}: encoded ${written} rows, expected ${rows.ids.length}`);
+  }
+  // No folder fsync per part: the manifest's write syncs the folder once (see AtomicWriteOptions).
+  await writeFileAtomic(spec.path, bytes, { syncDirectory: false });
+  return bytes.byteLength;
+}
