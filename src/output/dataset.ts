@@ -10,8 +10,7 @@ import type { EmbeddedBatch } from '../domain.js';
 import { OutputError } from '../errors.js';
 import { isNotFound, messageOf } from './fs-errors.js';
 import { DEFAULT_PARQUET_COMPRESSION, type ParquetCompression } from './parquet.js';
-import { CODECS, type OutputFormat, type PartFileSpec } from './part-file.js';
-import { createPartFileWriter, type PartFileWriter } from './part-writer.js';
+import { CODECS, type OutputFormat, type PartFileSpec, writePartFile } from './part-file.js';
 import { partRowsFromBatch } from './rows.js';
 
 export type { OutputFormat } from './part-file.js';
@@ -25,8 +24,6 @@ export interface DatasetWriterOptions {
   readonly dims?: number;
   /** Parquet only; default snappy (see parquet.ts for the measurements). */
   readonly compression?: ParquetCompression;
-  /** Encode and write parts in a worker thread, when the compiled worker is there (default true). */
-  readonly worker?: boolean;
 }
 
 export interface WrittenPart {
@@ -54,7 +51,6 @@ export class DatasetWriter {
   private readonly dims: number | undefined;
   private readonly codec: (typeof CODECS)[OutputFormat];
   private readonly compression: ParquetCompression;
-  private readonly partWriter: PartFileWriter;
 
   constructor(opts: DatasetWriterOptions) {
     this.dir = opts.dir;
@@ -63,7 +59,6 @@ export class DatasetWriter {
     this.dims = opts.dims;
     this.codec = CODECS[opts.format];
     this.compression = opts.compression ?? DEFAULT_PARQUET_COMPRESSION;
-    this.partWriter = createPartFileWriter(opts.worker ?? true);
   }
 
   partFileName(batchId: string): string {
@@ -108,7 +103,7 @@ export class DatasetWriter {
     const count = rows.ids.length;
     await this.ensureDir();
     const spec: PartFileSpec = { path, format: this.format, compression: this.compression };
-    const bytes = await this.partWriter.write(spec, rows, { ...this.partMetadata(batchId, batch), ...extra });
+    const bytes = await writePartFile(spec, rows, { ...this.partMetadata(batchId, batch), ...extra });
     return { file, rows: count, bytes };
   }
 
@@ -120,11 +115,6 @@ export class DatasetWriter {
     } catch (error) {
       throw new OutputError(`cannot read the metadata of ${path}: ${messageOf(error)}`, { cause: error });
     }
-  }
-
-  /** Stops the part writer (its worker thread, if any). Writes still pending fail. */
-  async close(): Promise<void> {
-    await this.partWriter.close();
   }
 
   /** Removes part files (either format) that are not this format's part of a batch in `keep`: leftovers of older runs. */

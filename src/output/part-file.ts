@@ -1,7 +1,9 @@
 /**
  * One part file: encode the rows (Parquet or Arrow IPC), check the encoded row count, and rename the
- * bytes into place atomically. Pure of any state, so it runs the same on the main thread or in the
- * part-writer worker.
+ * bytes into place atomically.
+ *
+ * It runs on the main thread: a worker thread for it was measured (throughput +1%, within noise, on
+ * 2 cores that also run the emulator) and cost ~60 MB of RSS for its own isolate and wasm heap.
  */
 import { OutputError } from '../errors.js';
 import { arrowFileMetadata, arrowRowCount, encodeArrowIpcFile } from './arrow.js';

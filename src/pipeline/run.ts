@@ -152,7 +152,6 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
   } finally {
     // Even when the run stops (402, Ctrl-C), every batch already paid for is written.
     await committer.drain().catch(() => {});
-    await writer.close();
     deps.signal?.removeEventListener('abort', onAbort);
   }
   await rejects.close();

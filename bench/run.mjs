@@ -1,0 +1,19 @@
+// `npm run bench`: every benchmark in turn (numbers, not pass/fail). BENCH_MB sets the memory
+// benchmark's corpus size (default 1024 MB; it takes a few minutes on 2 cores).
+import { spawnSync } from 'node:child_process';
+
+const benches = [
+  ['decode.bench.mjs'],
+  ['chunker.bench.mjs'],
+  ['corpus.bench.mjs', '100'],
+  ['output.bench.mjs', '--parts', '40'],
+  ['throughput.bench.mjs', '50', '8', '16'],
+  ['throughput.bench.mjs', '50', '8', '32'],
+  ['throughput.bench.mjs', '50', '4', '128'],
+  ['memory.bench.mjs'],
+];
+for (const [file, ...args] of benches) {
+  console.log(`\n## ${file} ${args.join(' ')}`);
+  const run = spawnSync(process.execPath, [new URL(file, import.meta.url).pathname, ...args], { stdio: 'inherit' });
+  if (run.status !== 0) process.exitCode = 1;
+}
