@@ -246,13 +246,7 @@ function decimals<K extends string>(
   source: Record<string, unknown>,
   fields: Record<K, string>,
 ): Partial<Record<K, number>> {
-  const out: Partial<Record<K, number>> = {};
-  for (const [name, wireName] of Object.entries(fields) as [K, string][]) {
-    const value = source[wireName];
-    const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-    if (typeof n === 'number' && Number.isFinite(n)) out[name] = n;
-  }
-  return out;
+  return numbers(source, fields, { decimalStrings: true });
 }
 
 // ---- transcription ------------------------------------------------------------------------------
@@ -306,11 +300,13 @@ function dataArray(body: unknown): unknown[] {
 function numbers<K extends string>(
   source: Record<string, unknown>,
   fields: Record<K, string>,
+  { decimalStrings = false } = {},
 ): Partial<Record<K, number>> {
   const out: Partial<Record<K, number>> = {};
   for (const [name, wireName] of Object.entries(fields) as [K, string][]) {
     const value = source[wireName];
-    if (typeof value === 'number' && Number.isFinite(value)) out[name] = value;
+    const n = decimalStrings && typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+    if (typeof n === 'number' && Number.isFinite(n)) out[name] = n;
   }
   return out;
 }

@@ -46,6 +46,21 @@ afterAll(async () => {
   await emulator.close();
 });
 
+/** `run` in small batches, two at a time: many parts, so a run can be stopped half way. */
+const smallBatchRun = (out: string) => [
+  'run',
+  '--input',
+  corpusPath,
+  '--model',
+  MODEL,
+  '--out',
+  out,
+  '--max-inputs',
+  '8',
+  '--concurrency',
+  '2',
+];
+
 const env = () => ({ EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY });
 
 /**
@@ -115,19 +130,7 @@ describe('embedpipe run', () => {
     const slow = await startEmulator({ faults: { latencyMs: 60 } });
     try {
       const out = join(root, 'killed');
-      const args = [
-        'run',
-        '--input',
-        corpusPath,
-        '--model',
-        MODEL,
-        '--out',
-        out,
-        '--max-inputs',
-        '8',
-        '--concurrency',
-        '2',
-      ];
+      const args = smallBatchRun(out);
       const envSlow = { EMBEDPIPE_BASE_URL: slow.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY };
       const first = spawnCli(args, envSlow);
       // Kill it once a few parts are on disk, mid-run.
@@ -162,19 +165,7 @@ describe('embedpipe run', () => {
     const limited = await startEmulator({ keys: [{ key, credits: 0.0004 }] });
     try {
       const out = join(root, 'credits');
-      const args = [
-        'run',
-        '--input',
-        corpusPath,
-        '--model',
-        MODEL,
-        '--out',
-        out,
-        '--max-inputs',
-        '8',
-        '--concurrency',
-        '2',
-      ];
+      const args = smallBatchRun(out);
       const envLimited = { EMBEDPIPE_BASE_URL: limited.baseUrl, EMBEDPIPE_API_KEY: key };
       const stopped = await runCli(args, envLimited);
       expect(stopped.code).toBe(4);
