@@ -8,19 +8,38 @@ import { encodeParquet, partRowsFromBatch } from '../dist/output/index.js';
 const DIMS = 1536;
 const PER_REQUEST = 128;
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 40);
-const texts = Array.from({ length: PER_REQUEST }, (_, i) => `document ${i} about tides, owls and sourdough bread`);
+const texts = Array.from(
+  { length: PER_REQUEST },
+  (_, i) => `document ${i} about tides, owls and sourdough bread`,
+);
 const vectors = texts.map((t) => embeddingFor('emu/embed-large', t, DIMS));
 
 function body(format) {
   const data = vectors.map((v, index) => ({
     object: 'embedding',
     index,
-    embedding: format === 'base64' ? Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') : Array.from(v),
+    embedding:
+      format === 'base64'
+        ? Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64')
+        : Array.from(v),
   }));
-  return JSON.stringify({ object: 'list', model: 'emu/embed-large', data, usage: { prompt_tokens: 1000, total_tokens: 1000 } });
+  return JSON.stringify({
+    object: 'list',
+    model: 'emu/embed-large',
+    data,
+    usage: { prompt_tokens: 1000, total_tokens: 1000 },
+  });
 }
 
-const chunks = texts.map((text, index) => ({ documentId: `d${index}`, index: 0, text, start: 0, end: text.length, tokens: 10, hash: 'h'.repeat(64) }));
+const chunks = texts.map((text, index) => ({
+  documentId: `d${index}`,
+  index: 0,
+  text,
+  start: 0,
+  end: text.length,
+  tokens: 10,
+  hash: 'h'.repeat(64),
+}));
 
 function cpuMs(fn) {
   const start = process.cpuUsage();
@@ -40,7 +59,14 @@ for (const format of ['float', 'base64']) {
       result = decodeEmbeddings(JSON.parse(text), PER_REQUEST);
     });
     parquetMs += cpuMs(() => {
-      const batch = { batchId: 'b', model: 'm', chunks, vectors: result.vectors, failures: [], usage: { promptTokens: 0, cost: 0, requests: 1, retries: 0 } };
+      const batch = {
+        batchId: 'b',
+        model: 'm',
+        chunks,
+        vectors: result.vectors,
+        failures: [],
+        usage: { promptTokens: 0, cost: 0, requests: 1, retries: 0 },
+      };
       encodeParquet(partRowsFromBatch(batch), {});
     });
   }

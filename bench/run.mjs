@@ -14,6 +14,8 @@ const benches = [
 ];
 for (const [file, ...args] of benches) {
   console.log(`\n## ${file} ${args.join(' ')}`);
-  const run = spawnSync(process.execPath, [new URL(file, import.meta.url).pathname, ...args], { stdio: 'inherit' });
+  const run = spawnSync(process.execPath, [new URL(file, import.meta.url).pathname, ...args], {
+    stdio: 'inherit',
+  });
   if (run.status !== 0) process.exitCode = 1;
 }

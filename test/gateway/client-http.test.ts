@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { GatewayClient } from '../../src/gateway/client.js';
 import {
@@ -27,17 +27,20 @@ let client: GatewayClient;
 
 beforeAll(async () => {
   server = await startScriptedServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+// A fresh client per test: a client honours a Retry-After it was given for every later call.
+beforeEach(() => {
   client = new GatewayClient({
     baseUrl: `${server.baseUrl}/`,
     apiKey: API_KEY,
     managementKey: MANAGEMENT_KEY,
   });
 });
-afterAll(async () => {
+afterEach(async () => {
   await client.close();
-  await server.close();
-});
-afterEach(() => {
   server.requests.length = 0;
 });
 
@@ -105,6 +108,16 @@ describe('GatewayClient over HTTP: errors', () => {
     const error = await failure(client.listEmbeddingModels());
     expect(error.retryAfterMs).toBeGreaterThan(8_000);
     expect(error.retryAfterMs).toBeLessThanOrEqual(11_000);
+  });
+
+  it('holds every later call on the key until a Retry-After it was given has passed', async () => {
+    server.reply({ status: 429, headers: { 'retry-after-ms': '150' }, body: envelope(429, 'slow down') });
+    server.reply({ status: 200, body: OK_EMBEDDING });
+    await failure(client.embeddings({ model: 'emu/embed-small', input: 'a' }));
+    const started = Date.now();
+    await client.embeddings({ model: 'emu/embed-small', input: 'b' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(145);
+    expect(client.retryAfterGate.isOpen).toBe(true);
   });
 
   it('keeps an excerpt of a non-JSON error body', async () => {
