@@ -24,21 +24,12 @@ import { pipeline, Readable } from 'node:stream';
 import { type CsvError, type Options, type Parser, parse } from 'csv-parse';
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
+import type { FileReadOptions } from './entries.js';
 import { Reason, reject, toEntry } from './entries.js';
-import type { IdRegistry } from './ids.js';
 import { LineIndex } from './line-index.js';
 import { decodeUtf8, withoutBom } from './utf8.js';
 
-export interface CsvReadOptions {
-  /** The file to read. */
-  readonly path: string;
-  /** How the file is named in documents and rejects (the path as the user gave it). */
-  readonly file: string;
-  readonly idField: string;
-  readonly textField: string;
-  readonly ids: IdRegistry;
-  /** Called with the size of every piece of input read. */
-  readonly onBytes: (bytes: number) => void;
+export interface CsvReadOptions extends FileReadOptions {
   /** A record larger than this stops the read with a UsageError (an unclosed quote, usually). */
   readonly maxRecordBytes: number;
 }

@@ -6,6 +6,19 @@ import type { CorpusEntry } from '../domain.js';
 import type { IdRegistry } from './ids.js';
 
 /** Reject reasons. Short and stable: users grep rejects.jsonl for them. */
+/** What every file reader of a corpus is given. */
+export interface FileReadOptions {
+  /** The file to read. */
+  readonly path: string;
+  /** How the file is named in documents and rejects (the path as the user gave it). */
+  readonly file: string;
+  readonly idField: string;
+  readonly textField: string;
+  readonly ids: IdRegistry;
+  /** Called with the size of every piece of input read. */
+  readonly onBytes: (bytes: number) => void;
+}
+
 export const Reason = {
   invalidUtf8: 'invalid UTF-8',
   missingId: 'missing id',

@@ -5,21 +5,12 @@
  */
 import { createReadStream } from 'node:fs';
 import type { CorpusEntry } from '../domain.js';
+import type { FileReadOptions } from './entries.js';
 import { Reason, reject, toEntry } from './entries.js';
-import type { IdRegistry } from './ids.js';
 import { LineSplitter, type RawLine } from './lines.js';
 import { decodeUtf8, stripBom } from './utf8.js';
 
-export interface JsonlReadOptions {
-  /** The file to read. */
-  readonly path: string;
-  /** How the file is named in documents and rejects (the path as the user gave it). */
-  readonly file: string;
-  readonly idField: string;
-  readonly textField: string;
-  readonly ids: IdRegistry;
-  /** Called with the size of every piece of input read. */
-  readonly onBytes: (bytes: number) => void;
+export interface JsonlReadOptions extends FileReadOptions {
   /** A longer line is rejected without being held in memory. */
   readonly maxLineBytes: number;
 }
