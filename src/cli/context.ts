@@ -32,6 +32,15 @@ export function commandContext(flags: GatewayFlags): CommandContext {
         ...(env.apiKey ? { apiKey: env.apiKey } : {}),
         ...(env.managementKey ? { managementKey: env.managementKey } : {}),
         timeoutMs: flags.timeout ?? DEFAULTS.requestTimeoutMs,
+        ...attribution(env),
       }),
+  };
+}
+
+/** The optional attribution headers, from EMBEDPIPE_HTTP_REFERER and EMBEDPIPE_SERVICE_TITLE. */
+export function attribution(env: Environment): { referer?: string; serviceTitle?: string } {
+  return {
+    ...(env.referer ? { referer: env.referer } : {}),
+    ...(env.serviceTitle ? { serviceTitle: env.serviceTitle } : {}),
   };
 }

@@ -11,6 +11,7 @@ import { createLogger } from '../observability/logger.js';
 import { startProgress } from '../observability/progress.js';
 import { RunStats } from '../observability/stats.js';
 import { type RunSummary, runPipeline } from '../pipeline/run.js';
+import { attribution } from './context.js';
 import { printJson } from './format.js';
 import { integerOption } from './options.js';
 
@@ -74,6 +75,7 @@ export function registerRun(program: Command): void {
         ...(apiKey ? { apiKey } : {}),
         timeoutMs: settings.timeoutMs,
         maxInFlight: settings.concurrency,
+        ...attribution(env),
       });
       const stats = new RunStats();
       const controller = new AbortController();

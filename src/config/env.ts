@@ -8,6 +8,9 @@ export interface Environment {
   readonly managementKey?: string;
   readonly redisUrl?: string;
   readonly logLevel?: string;
+  /** Attribution headers (spec 5.5): HTTP-Referer and X-Service-Title. */
+  readonly referer?: string;
+  readonly serviceTitle?: string;
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
@@ -21,11 +24,15 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
   const managementKey = pick('EMBEDPIPE_MANAGEMENT_KEY');
   const redisUrl = pick('REDIS_URL');
   const logLevel = pick('EMBEDPIPE_LOG_LEVEL');
+  const referer = pick('EMBEDPIPE_HTTP_REFERER');
+  const serviceTitle = pick('EMBEDPIPE_SERVICE_TITLE');
   if (baseUrl) out.baseUrl = baseUrl;
   if (apiKey) out.apiKey = apiKey;
   if (managementKey) out.managementKey = managementKey;
   if (redisUrl) out.redisUrl = redisUrl;
   if (logLevel) out.logLevel = logLevel;
+  if (referer) out.referer = referer;
+  if (serviceTitle) out.serviceTitle = serviceTitle;
   return out;
 }
 

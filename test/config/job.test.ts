@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/config/defaults.js';
+import { readEnvironment } from '../../src/config/env.js';
 import { loadJobFile, parseJob } from '../../src/config/job.js';
 import { resolveRunSettings } from '../../src/config/settings.js';
 import { ConfigError, UsageError } from '../../src/errors.js';
@@ -69,5 +70,24 @@ describe('run settings', () => {
     ).toThrow(/--data-collection/);
     expect(() => resolveRunSettings({ input: 'x' }, undefined, {})).toThrow(/no model/);
     expect(() => resolveRunSettings({ model: 'm' }, undefined, {})).toThrow(/no input/);
+  });
+});
+
+describe('environment', () => {
+  it('is read in one place, blank values ignored', () => {
+    expect(
+      readEnvironment({
+        EMBEDPIPE_BASE_URL: ' http://gw/v1 ',
+        EMBEDPIPE_API_KEY: 'k',
+        EMBEDPIPE_MANAGEMENT_KEY: '',
+        EMBEDPIPE_HTTP_REFERER: 'https://example.org',
+        EMBEDPIPE_SERVICE_TITLE: 'Indexer',
+      }),
+    ).toEqual({
+      baseUrl: 'http://gw/v1',
+      apiKey: 'k',
+      referer: 'https://example.org',
+      serviceTitle: 'Indexer',
+    });
   });
 });

@@ -303,4 +303,30 @@ describe('embedpipe run', () => {
       await gateway.close();
     }
   });
+
+  it('on Ctrl-C finishes what is in flight, exits 130 with a resume hint, and the re-run completes', async () => {
+    const slow = await startEmulator({ faults: { latencyMs: 60 } });
+    try {
+      const out = join(root, 'interrupted');
+      const args = smallBatchRun(out);
+      const envSlow = { EMBEDPIPE_BASE_URL: slow.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY };
+      const first = spawnCli(args, envSlow);
+      while ((await readdir(out).catch(() => [])).filter((f) => f.endsWith('.parquet')).length < 3) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      first.kill('SIGINT');
+      const stopped = await first.result;
+      expect(stopped.code).toBe(130);
+      expect(stopped.stderr).toMatch(/interrupted.*re-run the same command to resume/);
+      // Every request the run sent was answered and kept: nothing paid for is lost.
+      const kept = (await readDataset(out)).length;
+      expect(slow.stats.inputs).toBe(kept);
+      const second = await runCli(args, envSlow);
+      expect(second.code, second.stderr).toBe(0);
+      expectExactDataset(await readDataset(out), corpus.valid);
+      expect(slow.stats.inputs).toBe((await readDataset(out)).length);
+    } finally {
+      await slow.close();
+    }
+  });
 });
