@@ -25,7 +25,7 @@ describe('JsonlFile', () => {
     const path = join(dir, 'rejects.jsonl');
     const file = new JsonlFile(path);
     for (const reject of rejects) file.add(reject);
-    expect(await readdir(dir)).toEqual([]); // buffered until close
+    expect(await readdir(dir)).not.toContain('rejects.jsonl'); // in place only on close
     expect(await file.close()).toBe(3);
     const lines = (await readFile(path, 'utf8')).split('\n');
     expect(lines.pop()).toBe('');
@@ -45,6 +45,17 @@ describe('JsonlFile', () => {
     expect(await readdir(dir)).not.toContain('failures.jsonl');
     expect(await new JsonlFile(join(dir, 'never.jsonl')).close()).toBe(0);
     expect(await readdir(dir)).not.toContain('never.jsonl');
+  });
+
+  it('streams many records through a temp file that never matches the final name', async () => {
+    const path = join(dir, 'many.jsonl');
+    const file = new JsonlFile(path);
+    for (let i = 0; i < 50_000; i++) file.add({ file: 'big.csv', line: i + 2, reason: 'empty text' });
+    expect(await file.close()).toBe(50_000);
+    const lines = (await readFile(path, 'utf8')).trimEnd().split('\n');
+    expect(lines).toHaveLength(50_000);
+    expect(JSON.parse(lines[49_999]!)).toEqual({ file: 'big.csv', line: 50_001, reason: 'empty text' });
+    expect((await readdir(dir)).filter((name) => name.includes('many'))).toEqual(['many.jsonl']);
   });
 
   it('refuses records after close', async () => {
