@@ -1,5 +1,5 @@
 /**
- * Commits embedded batches (ledger record, then part file) off the request path: a request slot is
+ * Commits embedded batches (part file with its accounting) off the request path: a request slot is
  * free again the moment its response is in, while encoding and fsyncs run here. A bounded backlog
  * keeps memory flat when the disk is slower than the gateway.
  */
