@@ -196,7 +196,7 @@ class RecordTracker {
     if (this.#open) return;
     this.#settle();
     this.#open = true;
-    this.#start = this.#index.skip(this.#nextFrom, this.#delimiters());
+    this.#start = this.#index.skipDelimiters(this.#nextFrom, this.#delimiters());
     this.#line = this.#index.lineAt(this.#start);
     this.#fields = 0;
     this.#id = undefined;

@@ -77,7 +77,7 @@ export class LineIndex {
    * The first offset at or after `offset` that does not start one of `sequences` (a parser's record
    * delimiters): where the next record begins after blank lines. Stops at the bytes fed so far.
    */
-  skip(offset: number, sequences: readonly Uint8Array[]): number {
+  skipDelimiters(offset: number, sequences: readonly Uint8Array[]): number {
     let at = offset;
     for (;;) {
       const match = sequences.find((sequence) => sequence.length > 0 && this.#startsWith(at, sequence));

@@ -4,7 +4,7 @@
  */
 import { chunkDocument, chunkTokenBudget } from '../chunking/index.js';
 import type { RunSettings } from '../config/settings.js';
-import { openCorpus } from '../corpus/index.js';
+import { CorpusStats, openCorpus } from '../corpus/index.js';
 import type { Batch, Chunk, Reject } from '../domain.js';
 import { UsageError } from '../errors.js';
 import type { EmbeddingModel, GatewayClient } from '../gateway/index.js';
@@ -55,13 +55,17 @@ export function plannedBatches(
   onReject: (reject: Reject) => void,
 ): AsyncIterable<Batch> {
   const model = plan.model.id;
+  const corpusStats = new CorpusStats();
   const corpus = openCorpus({
     path: settings.input,
     ...(settings.format ? { format: settings.format } : {}),
     idField: settings.idField,
     textField: settings.textField,
+    stats: corpusStats,
     onBytes: (n) => {
+      // The reader knows the input's size (a file, or a folder's .txt/.md files) once it starts.
       stats.bytesRead += n;
+      stats.bytesTotal = corpusStats.totalBytes ?? 0;
     },
   });
   async function* chunks(): AsyncGenerator<Chunk> {

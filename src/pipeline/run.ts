@@ -7,7 +7,7 @@
  * whose part file exists (its accounting is read back from the part's metadata). The manifest is
  * written last, and only once every planned batch has its part.
  */
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunSettings } from '../config/settings.js';
 import type { Batch, ChunkFailure } from '../domain.js';
@@ -42,10 +42,6 @@ export async function runPipeline(settings: RunSettings, deps: RunDependencies):
   deps.logger.info(
     { model: model.id, contextLength: model.contextLength, chunkBudget: plan.chunkBudget },
     'planning',
-  );
-  deps.stats.bytesTotal = await stat(settings.input).then(
-    (s) => (s.isFile() ? s.size : 0),
-    () => 0,
   );
   return settings.dryRun ? dryRun(settings, plan, deps.stats) : embedCorpus(settings, plan, deps);
 }

@@ -78,7 +78,7 @@ describe('LineIndex', () => {
     const index = new LineIndex();
     index.push(Buffer.from('x\r\n\r\n'));
     index.push(Buffer.from('\r\ny'));
-    expect(index.skip(1, [Buffer.from('\r\n')])).toBe(7);
+    expect(index.skipDelimiters(1, [Buffer.from('\r\n')])).toBe(7);
     expect(index.lineAt(7)).toBe(4);
     expect(index.retained).toBe(3); // whole chunks: the second one, from offset 5
     expect(() => index.lineAt(3)).toThrow(RangeError);
