@@ -1,11 +1,18 @@
-// CPU milliseconds per 1,000 vectors (dims 1536) from gateway response to Parquet bytes: the body
-// as it comes off the socket, JSON.parse, decode and checks, columns, Parquet encode. Float JSON
-// against base64. `npm run build && node bench/decode.bench.mjs`
+// CPU milliseconds per 1,000 vectors (dims 1536, or the first argument) from gateway response to
+// Parquet bytes: the body as it comes off the socket, JSON.parse, decode and checks, columns, Parquet
+// encode. Float JSON against base64. Then base64 from response to a committed Parquet part: the same
+// decode, then DatasetWriter.writePart (columns, encode, footer check, write, fsync, rename), what a
+// run does per batch. `npm run build && node bench/decode.bench.mjs [dims]`
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { embeddingFor } from '../dist/emulator/index.js';
 import { decodeEmbeddings } from '../dist/gateway/decode.js';
-import { encodeParquet, partRowsFromBatch } from '../dist/output/index.js';
+import { DatasetWriter, encodeParquet, partRowsFromBatch } from '../dist/output/index.js';
 
-const DIMS = 1536;
+const DIMS = Number(process.argv[2] ?? 1536);
+if (!Number.isInteger(DIMS) || DIMS < 1)
+  throw new Error(`dims must be a positive integer, got ${process.argv[2]}`);
 const PER_REQUEST = 128;
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 40);
 const texts = Array.from(
@@ -48,6 +55,7 @@ function cpuMs(fn) {
   return (used.user + used.system) / 1000;
 }
 
+console.log(`decode bench: dims ${DIMS}, ${PER_REQUEST} vectors per response, ${REQUESTS} responses`);
 for (const format of ['float', 'base64']) {
   const text = body(format);
   let decodeMs = 0;
@@ -75,4 +83,44 @@ for (const format of ['float', 'base64']) {
     `decode: ${format.padEnd(6)} body ${(text.length / 1e6).toFixed(2)} MB per ${PER_REQUEST} vectors; CPU ms per 1,000 vectors: ` +
       `parse+decode ${per1000(decodeMs)}, columns+Parquet ${per1000(parquetMs)}, total ${per1000(decodeMs + parquetMs)}`,
   );
+}
+
+// Response (base64) → committed part, one part per response as in a run.
+{
+  const text = body('base64');
+  const dir = await mkdtemp(join(tmpdir(), 'embedpipe-bench-decode-'));
+  try {
+    const writer = new DatasetWriter({
+      dir,
+      format: 'parquet',
+      metadata: { 'embedpipe.model': 'emu/embed-large' },
+      dims: DIMS,
+    });
+    const commit = async (batchId) => {
+      const result = decodeEmbeddings(JSON.parse(text), PER_REQUEST);
+      const batch = {
+        batchId,
+        model: 'emu/embed-large',
+        chunks,
+        vectors: result.vectors,
+        failures: [],
+        usage: { promptTokens: 0, cost: 0, requests: 1, retries: 0 },
+      };
+      await writer.writePart(batchId, batch);
+    };
+    for (let warm = 0; warm < 5; warm++) await commit(`warm-${warm}`);
+    const cpu0 = process.cpuUsage();
+    const wall0 = performance.now();
+    for (let r = 0; r < REQUESTS; r++) await commit(`b${r}`);
+    const cpu = process.cpuUsage(cpu0);
+    const wall = performance.now() - wall0;
+    const per1000 = (ms) => ((ms / (REQUESTS * PER_REQUEST)) * 1000).toFixed(1);
+    console.log(
+      `decode: base64 response to committed Parquet part (decode + DatasetWriter.writePart: encode, check, fsync, rename), ` +
+        `dims ${DIMS}, ${PER_REQUEST} vectors per part: CPU ms per 1,000 vectors ${per1000((cpu.user + cpu.system) / 1000)} ` +
+        `(wall ${per1000(wall)})`,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

@@ -24,9 +24,13 @@ export async function startGateway(args = []) {
   };
 }
 
-/** Runs `embedpipe run … --json` in a child; samples its RSS every `sampleMs`. */
-export async function runEmbedpipe(args, env, { sampleMs = 250 } = {}) {
-  const child = spawn(process.execPath, [CLI, 'run', ...args, '--json'], {
+/**
+ * Runs `embedpipe run … --json` in a child; samples its RSS every `sampleMs`. `prefix` runs it
+ * under another command (e.g. `['taskset', '-c', '0']`).
+ */
+export async function runEmbedpipe(args, env, { sampleMs = 250, prefix = [] } = {}) {
+  const argv = [...prefix, process.execPath, CLI, 'run', ...args, '--json'];
+  const child = spawn(argv[0], argv.slice(1), {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -28,19 +28,15 @@ export type CorpusEntry =
 /** A piece of a document that fits the model's context; `text` is exactly what gets embedded. */
 export interface Chunk {
   readonly documentId: string;
-  /** 0..k-1 within the document. */
+  /** 0..k-1 within the document, in text order (a re-planned document is numbered afresh). */
   readonly index: number;
-  /**
-   * 0 for a planned chunk. When the gateway rejects a planned chunk as too long, it is re-chunked
-   * smaller and its pieces keep `index` and number 0..m-1 here, so (documentId, index, subIndex)
-   * stays unique and in document order.
-   */
-  readonly subIndex?: number;
   readonly text: string;
   /** UTF-16 offsets of `text` in the document's text: chunks cover [0, text.length) in order. */
   readonly start: number;
   readonly end: number;
-  /** Token count (cl100k_base) used for planning. */
+  /** UTF-8 length of `text`: what the chunker measures. */
+  readonly bytes: number;
+  /** Estimated gateway tokens (bytes × the calibrated tokens-per-byte envelope), for planning. */
   readonly tokens: number;
   /** content_hash: hex sha256 of (model, text); the cache and incremental-run key. */
   readonly hash: string;
@@ -51,7 +47,7 @@ export interface Batch {
   readonly batchId: string;
   readonly model: string;
   readonly chunks: readonly Chunk[];
-  /** Sum of the chunks' tokens. */
+  /** Sum of the chunks' estimated tokens. */
   readonly tokens: number;
 }
 
@@ -79,5 +75,7 @@ export interface EmbeddedBatch {
     readonly requests: number;
     readonly retries: number;
   };
+  /** Documents this batch re-planned: their rows here replace their chunks in every other batch. */
+  readonly replanned: readonly string[];
   readonly provider?: string;
 }

@@ -1,14 +1,11 @@
 /**
- * The chunk budget: how many tokens one chunk may hold for a model.
+ * The chunk budget: how many of the gateway's tokens one chunk may hold for a model.
  */
 import { DEFAULTS } from '../config/defaults.js';
 import { ConfigError } from '../errors.js';
 
-/**
- * The smallest usable budget: one code point can take 4 tokens in cl100k_base (a 4-byte UTF-8
- * character that has no merged token), so a smaller budget could not hold every character.
- */
-export const MIN_CHUNK_TOKENS = 4;
+/** The smallest usable budget: one code point may count up to 4 tokens (a byte-level tokenizer). */
+const MIN_CHUNK_TOKENS = 4;
 
 export interface BudgetOptions {
   /** The model's `context_length`, when the gateway lists one. */

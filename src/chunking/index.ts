@@ -1,5 +1,12 @@
-export { MAX_RUN } from './boundaries.js';
-export { type BudgetOptions, chunkTokenBudget, MIN_CHUNK_TOKENS } from './budget.js';
+export { type BudgetOptions, chunkTokenBudget } from './budget.js';
+export {
+  BYTE_BOUND,
+  type CalibrationEpoch,
+  type CalibrationState,
+  TokenCalibration,
+  type TokenObservation,
+} from './calibration.js';
 export { type ChunkOptions, chunkDocument } from './chunker.js';
 export { contentHash } from './hash.js';
-export { countTokens, tokensWithin } from './tokenizer.js';
+export { MIN_SPAN_BYTES, type Span, splitIntoSpans } from './spans.js';
+export { utf8Length } from './utf8.js';

@@ -1,67 +1,44 @@
 /**
- * Overlap: every span after the first is widened to also begin with about `overlapTokens` tokens
- * of the span before it, so text near a cut is seen whole by one of the two chunks. The widened
- * start lands at a word start where there is one, and the widened span stays within `maxTokens`.
+ * Overlap: every span after the first is widened to also begin with about `overlapBytes` bytes of
+ * the span before it, so text near a cut is seen whole by one of the two chunks. The widened start
+ * lands at a word start where there is one; the widened span stays within `maxBytes`.
  */
-import { isSpace, isTokenBoundary, splitsSurrogatePair } from './boundaries.js';
+import { isSpace, splitsSurrogatePair } from './boundaries.js';
 import type { Span } from './spans.js';
-import { countTokens, tokensWithin } from './tokenizer.js';
+import { isHighSurrogate, isLowSurrogate, utf8Length } from './utf8.js';
 
-/**
- * `spans` widened backwards; `noOverlapAt` lists starts that stay as they are (forced cuts inside
- * over-long runs, where widening would bring back the run length the cut exists to cap). Each
- * widened start stays after the previous span's start, so starts remain strictly increasing.
- */
-export function addOverlap(
-  text: string,
-  spans: readonly Span[],
-  overlapTokens: number,
-  maxTokens: number,
-  noOverlapAt: ReadonlySet<number>,
-): Span[] {
+/** `spans` widened backwards; each widened start stays after the previous span's start. */
+export function addOverlap(text: string, spans: readonly Span[], overlapBytes: number, maxBytes: number): Span[] {
   return spans.map((span, i) => {
     const previous = spans[i - 1];
-    if (previous === undefined || noOverlapAt.has(span.start)) return span;
-    return widen(text, previous, span, overlapTokens, maxTokens);
+    if (previous === undefined || overlapBytes === 0) return span;
+    const aim = startBytesBefore(text, previous.start, span.start, overlapBytes);
+    const start = overlapStart(text, aim, span.start);
+    if (start >= span.start) return span;
+    const bytes = span.bytes + utf8Length(text, start, span.start);
+    return bytes <= maxBytes ? { start, end: span.end, bytes } : span;
   });
 }
 
-function widen(text: string, previous: Span, span: Span, overlapTokens: number, maxTokens: number): Span {
-  const floor = previous.start;
-  const charsPerToken = (previous.end - previous.start) / Math.max(1, previous.tokens);
-  let start = overlapStart(text, floor, span.start, span.start - overlapTokens * charsPerToken);
-  // One correction from the measured count: "about overlapTokens" is enough.
-  const measured = start < span.start ? countTokens(text.slice(start, span.start)) : 0;
-  if (measured > 0 && Math.abs(measured - overlapTokens) > overlapTokens / 4) {
-    start = overlapStart(
-      text,
-      floor,
-      span.start,
-      span.start - ((span.start - start) * overlapTokens) / measured,
-    );
+/** The offset `bytes` UTF-8 bytes before `from` (by whole code points), not before `floor + 1`. */
+function startBytesBefore(text: string, floor: number, from: number, bytes: number): number {
+  let i = from;
+  let taken = 0;
+  while (i > floor + 1 && taken < bytes) {
+    const code = text.charCodeAt(i - 1);
+    const pair = isLowSurrogate(code) && i - 2 > floor && isHighSurrogate(text.charCodeAt(i - 2));
+    const size = pair ? 4 : code < 0x80 ? 1 : code < 0x800 ? 2 : 3;
+    if (taken + size > bytes) break;
+    taken += size;
+    i -= pair ? 2 : 1;
   }
-  // BPE across the join or a poor estimate may push the widened span over maxTokens: give back half
-  // of the overlap at a time.
-  while (start < span.start) {
-    const tokens = tokensWithin(text.slice(start, span.end), maxTokens);
-    if (tokens !== false) return { start, end: span.end, tokens };
-    start = overlapStart(text, start, span.start, start + (span.start - start) / 2);
-  }
-  return span;
+  return i;
 }
 
-/**
- * A start in `(floor, limit]` near `aim`: the first word start at or after it, else the last one
- * before it, else a tokenizer boundary or code point boundary at it. `limit` means no overlap.
- */
-function overlapStart(text: string, floor: number, limit: number, aim: number): number {
-  const from = Math.min(Math.max(Math.round(aim), floor + 1), limit);
-  for (let i = from; i < limit; i++) if (isWordStart(text, i)) return i;
-  for (let i = from - 1; i > floor; i--) if (isWordStart(text, i)) return i;
-  for (let i = from; i < limit; i++) if (isTokenBoundary(text, i)) return i;
-  return splitsSurrogatePair(text, from) ? from + 1 : from;
-}
-
-function isWordStart(text: string, i: number): boolean {
-  return isSpace(text.charCodeAt(i - 1)) && !isSpace(text.charCodeAt(i));
+/** The first word start in `[aim, limit)`, else `aim` itself (a code point boundary); `limit` means none. */
+function overlapStart(text: string, aim: number, limit: number): number {
+  for (let i = aim; i < limit; i++) {
+    if (isSpace(text.charCodeAt(i - 1)) && !isSpace(text.charCodeAt(i))) return i;
+  }
+  return splitsSurrogatePair(text, aim) ? aim + 1 : aim;
 }

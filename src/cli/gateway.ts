@@ -1,20 +1,7 @@
 /** `embedpipe gateway`: the local gateway emulator, for trying embedpipe without an account. */
 import type { Command } from 'commander';
-import {
-  EMULATOR_API_KEY,
-  EMULATOR_MANAGEMENT_KEY,
-  type EmulatorOptions,
-  loadEmulatorConfig,
-  startEmulator,
-} from '../emulator/index.js';
+import type { GatewayCommandFlags } from './gateway-action.js';
 import { integerOption } from './options.js';
-
-interface GatewayCommandFlags {
-  port?: number;
-  host?: string;
-  config?: string;
-  latency?: number;
-}
 
 export function registerGateway(program: Command): void {
   program
@@ -25,32 +12,8 @@ export function registerGateway(program: Command): void {
     .option('--config <file>', 'JSON config: keys, credits, rate limits, models, faults')
     .option('--latency <ms>', 'added latency per request', integerOption(0, 600_000))
     .action(async (flags: GatewayCommandFlags) => {
-      const fromFile: EmulatorOptions = flags.config ? await loadEmulatorConfig(flags.config) : {};
-      const options: EmulatorOptions = {
-        // A long-running gateway keeps no per-request records unless its config asks for them.
-        recordRequests: false,
-        ...fromFile,
-        ...(flags.port !== undefined ? { port: flags.port } : {}),
-        ...(flags.host !== undefined ? { host: flags.host } : {}),
-        ...(flags.latency !== undefined ? { faults: { ...fromFile.faults, latencyMs: flags.latency } } : {}),
-      };
-      const emulator = await startEmulator(options);
-      const usesDefaultKeys = !fromFile.keys;
-      process.stdout.write(`${emulator.baseUrl}\n`);
-      process.stderr.write(
-        `gateway emulator listening on ${emulator.baseUrl}\n` +
-          (usesDefaultKeys
-            ? `  export EMBEDPIPE_BASE_URL=${emulator.baseUrl}\n` +
-              `  export EMBEDPIPE_API_KEY=${EMULATOR_API_KEY}          # ordinary key\n` +
-              `  export EMBEDPIPE_MANAGEMENT_KEY=${EMULATOR_MANAGEMENT_KEY}  # members only\n`
-            : '') +
-          'Ctrl-C stops it.\n',
-      );
-      await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      });
-      await emulator.close();
+      // Loaded here, not at the top: the emulator is heavy and --help needs none of it.
+      const { gatewayAction } = await import('./gateway-action.js');
+      await gatewayAction(flags);
     });
 }

@@ -6,6 +6,9 @@
 import { Command, CommanderError } from 'commander';
 import { EmbedpipeError, ExitCode } from '../errors.js';
 import { TOOL } from '../pipeline/tool.js';
+// The register* modules only declare options; each action imports its heavy modules (pipeline,
+// emulator, Arrow, Parquet, undici, pino) when it runs, so --help, --version and typos start fast.
+// Keep every import of this file light (test/cli/startup.test.ts checks).
 import { registerEmbed } from './embed.js';
 import { registerGateway } from './gateway.js';
 import { registerMembers } from './members.js';

@@ -3,10 +3,12 @@
  *
  * - HTTP retries (seconds): retryable answers go through withRetry, behind the run's one
  *   Retry-After gate, so a 429 holds back every request of the run on that key.
- * - A 400 on several inputs splits the batch in halves until the offending input is alone; the
- *   rest of the batch is kept. An input rejected as too long is re-chunked smaller (pieces keep
- *   the chunk's index, numbered by subIndex) and embedded; what still cannot be embedded becomes a
- *   ChunkFailure with the gateway's message.
+ * - Chunk sizing: before sending, the run's sizing re-plans documents whose chunks no longer fit
+ *   the gateway's count; after each answer it learns from the usage, and any document whose chunk
+ *   may have been cut (or was rejected as too long) is re-planned whole and embedded again, so a
+ *   document's rows stay numbered 0..k-1 and no stored vector is of a truncated text.
+ * - A 400 on several inputs splits the request in halves until the offending input is alone; the
+ *   rest of the batch is kept. What cannot be embedded becomes a ChunkFailure with the message.
  * - Retries exhausted: the batch is not committed (BatchFailedError), so a re-run tries it again.
  * - 401/402/404, a dimension change, abort: thrown, fatal for the run.
  *
@@ -26,12 +28,10 @@ import {
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
 import { type RetryAfterGate, type RetryPolicy, withRetry } from '../retry/index.js';
+import type { ChunkSizing } from './chunk-sizing.js';
 import type { EncodingPolicy } from './encoding-policy.js';
 import type { ProviderRouter } from './provider-router.js';
-import { isTooLongMessage, statedTokenLimit } from './too-long.js';
-
-/** Re-chunks one chunk into pieces of at most `maxTokens` tokens (pieces numbered by subIndex). */
-export type Rechunk = (chunk: Chunk, maxTokens: number) => Chunk[];
+import { isTooLongMessage, statedInputTokens, statedTokenLimit } from './too-long.js';
 
 export interface GatewayEmbedderOptions {
   readonly client: GatewayClient;
@@ -40,7 +40,7 @@ export interface GatewayEmbedderOptions {
   readonly encoding: EncodingPolicy;
   readonly gate: RetryAfterGate;
   readonly retry: { readonly maxAttempts: number; readonly baseDelayMs: number; readonly maxDelayMs: number };
-  readonly rechunk: Rechunk;
+  readonly sizing: ChunkSizing;
   readonly stats: RunStats;
   readonly logger: Logger;
   /** USD per prompt token, to estimate cost when the gateway reports none. */
@@ -73,17 +73,53 @@ class BatchOutcome {
 
   constructor(readonly batch: Batch) {}
 
-  fail(chunk: Chunk, error: GatewayError): void {
+  /** Documents this batch re-planned: it holds all their rows (see ChunkSizing). */
+  readonly replanned = new Set<string>();
+
+  accept(chunk: Chunk, vector: Float32Array): void {
+    this.chunks.push(chunk);
+    this.vectors.push(vector);
+  }
+
+  fail(chunk: Chunk, message: string, status?: number): void {
     this.failures.push({
       documentId: chunk.documentId,
       chunkIndex: chunk.index,
       batchId: this.batch.batchId,
-      status: error.status,
-      message: error.message,
+      ...(status !== undefined ? { status } : {}),
+      message,
     });
   }
 
+  /** Rows in batch order of their documents, each document's by chunk index (re-plans finish in any order). */
+  #sortRows(): void {
+    const order = new Map<string, number>();
+    for (const chunk of this.chunks) if (!order.has(chunk.documentId)) order.set(chunk.documentId, order.size);
+    const rows = this.chunks.map((chunk, i) => ({ chunk, vector: this.vectors[i]! }));
+    rows.sort(
+      (a, b) =>
+        order.get(a.chunk.documentId)! - order.get(b.chunk.documentId)! || a.chunk.index - b.chunk.index,
+    );
+    rows.forEach((row, i) => {
+      this.chunks[i] = row.chunk;
+      this.vectors[i] = row.vector;
+    });
+  }
+
+  /** Forgets what this batch holds of a document (its old plan, before a re-plan). */
+  dropDocument(documentId: string): void {
+    for (let i = this.chunks.length - 1; i >= 0; i--) {
+      if (this.chunks[i]!.documentId !== documentId) continue;
+      this.chunks.splice(i, 1);
+      this.vectors.splice(i, 1);
+    }
+    for (let i = this.failures.length - 1; i >= 0; i--) {
+      if (this.failures[i]!.documentId === documentId) this.failures.splice(i, 1);
+    }
+  }
+
   result(): EmbeddedBatch {
+    this.#sortRows();
     return {
       batchId: this.batch.batchId,
       model: this.batch.model,
@@ -96,6 +132,7 @@ class BatchOutcome {
         requests: this.requests,
         retries: this.retries,
       },
+      replanned: [...this.replanned],
       ...(this.provider ? { provider: this.provider } : {}),
     };
   }
@@ -116,18 +153,38 @@ export class GatewayEmbedder {
 
   async embedBatch(batch: Batch, signal: AbortSignal): Promise<EmbeddedBatch> {
     const outcome = new BatchOutcome(batch);
-    await this.#embedGroup(batch.chunks, outcome, signal);
+    const chunks = this.#options.sizing.prepare(batch.batchId, batch.chunks);
+    for (const chunk of chunks) {
+      if (!batch.chunks.includes(chunk)) outcome.replanned.add(chunk.documentId);
+    }
+    await this.#embedGroup(chunks, outcome, signal);
     return outcome.result();
   }
 
-  async #embedGroup(chunks: readonly Chunk[], outcome: BatchOutcome, signal: AbortSignal): Promise<void> {
+  /**
+   * One gateway usage measurement of a single text (calibration): its prompt tokens as the gateway
+   * counts them, or undefined when the gateway reports no usage. The answer's cost is returned too.
+   */
+  async measure(text: string, signal: AbortSignal): Promise<{ tokens?: number; cost: number }> {
+    const outcome = new BatchOutcome({ batchId: 'calibration', model: this.#options.model, chunks: [], tokens: 0 });
+    const probe: Chunk = { documentId: '', index: 0, text, start: 0, end: text.length, bytes: 0, tokens: 0, hash: '' };
+    const result = await this.#request([probe], outcome, signal);
+    const tokens = result.usage?.promptTokens;
+    return { ...(tokens !== undefined ? { tokens } : {}), cost: outcome.cost };
+  }
+
+  async #embedGroup(group: readonly Chunk[], outcome: BatchOutcome, signal: AbortSignal): Promise<void> {
+    const { sizing } = this.#options;
+    const batchId = outcome.batch.batchId;
+    // A document may have been re-planned since this group was formed (by this or another batch).
+    const chunks = group.filter((chunk) => !sizing.isStale(chunk, batchId));
+    if (chunks.length === 0) return;
     let result: EmbeddingsResult;
     try {
       result = await this.#request(chunks, outcome, signal);
     } catch (error) {
       if (!(error instanceof BadRequestError)) {
-        if (error instanceof GatewayError && error.retryable)
-          throw new BatchFailedError(outcome.batch.batchId, error);
+        if (error instanceof GatewayError && error.retryable) throw new BatchFailedError(batchId, error);
         throw error;
       }
       if (chunks.length > 1) {
@@ -137,35 +194,47 @@ export class GatewayEmbedder {
         return;
       }
       const chunk = chunks[0]!;
-      const pieces = this.#piecesOf(chunk, error);
-      if (pieces.length > 1) {
-        this.#options.logger.warn(
-          { documentId: chunk.documentId, chunkIndex: chunk.index, pieces: pieces.length },
-          'gateway rejected a chunk as too long; re-chunked it smaller',
-        );
-        await this.#embedGroup(pieces, outcome, signal);
-        return;
+      if (isTooLongMessage(error.message)) {
+        sizing.rejected(chunk, {
+          limit: statedTokenLimit(error.message),
+          counted: statedInputTokens(error.message),
+        });
+        if (await this.#replan(chunk.documentId, outcome, signal)) return;
       }
-      outcome.fail(chunk, error);
+      outcome.fail(chunk, error.message, error.status);
       this.#options.stats.chunkFailures += 1;
       return;
     }
-    for (let i = 0; i < chunks.length; i++) {
-      outcome.chunks.push(chunks[i]!);
-      outcome.vectors.push(result.vectors[i]!);
+    const redo = sizing.learn(chunks, result.usage?.promptTokens);
+    chunks.forEach((chunk, i) => {
+      // Stale: its document was re-planned while this request was out.
+      if (sizing.isStale(chunk, batchId)) redo.delete(chunk.documentId);
+      else if (!redo.has(chunk.documentId)) outcome.accept(chunk, result.vectors[i]!);
+    });
+    for (const documentId of redo) {
+      if (await this.#replan(documentId, outcome, signal)) continue;
+      for (const chunk of chunks) {
+        if (chunk.documentId !== documentId) continue;
+        outcome.fail(chunk, "the gateway may have truncated this chunk, and re-planning its document did not make it fit the gateway's token count");
+        this.#options.stats.chunkFailures += 1;
+      }
     }
   }
 
-  /** Pieces for a chunk the gateway called too long; [] when it is not that kind of rejection. */
-  #piecesOf(chunk: Chunk, error: BadRequestError): Chunk[] {
-    // A piece of a re-chunked chunk is not split again: the gateway disagrees with us too much.
-    if (chunk.subIndex !== undefined || !isTooLongMessage(error.message)) return [];
-    const stated = statedTokenLimit(error.message);
-    const budget = Math.max(
-      1,
-      Math.floor(Math.min(chunk.tokens / 2, stated ? stated * 0.8 : chunk.tokens / 2)),
+  /** Re-plans a document into this batch and embeds all its chunks; false when it cannot be. */
+  async #replan(documentId: string, outcome: BatchOutcome, signal: AbortSignal): Promise<boolean> {
+    const chunks = this.#options.sizing.replan(documentId, outcome.batch.batchId);
+    if (chunks === undefined) return false;
+    this.#options.logger.warn(
+      { documentId, chunks: chunks.length },
+      "a chunk did not fit the gateway's token count; re-planned its document with the learned budget",
     );
-    return this.#options.rechunk(chunk, budget);
+    outcome.dropDocument(documentId);
+    outcome.replanned.add(documentId);
+    // One input per request: each answer's usage is that chunk's own count, so a chunk the gateway
+    // cut (usage at the context length) is told apart from its neighbours.
+    await Promise.all(chunks.map((chunk) => this.#embedGroup([chunk], outcome, signal)));
+    return true;
   }
 
   #request(chunks: readonly Chunk[], outcome: BatchOutcome, signal: AbortSignal): Promise<EmbeddingsResult> {

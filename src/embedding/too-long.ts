@@ -18,3 +18,14 @@ export function statedTokenLimit(message: string): number | undefined {
   const value = match?.[1] ? Number(match[1]) : Number.NaN;
   return Number.isFinite(value) && value > 0 ? value : undefined;
 }
+
+/** The input's own count a rejection names ("input 3 has 9120 tokens"): a number of tokens above the limit. */
+export function statedInputTokens(message: string): number | undefined {
+  const limit = statedTokenLimit(message) ?? 0;
+  let largest: number | undefined;
+  for (const match of message.matchAll(/(\d{1,9})\s*tokens?/gi)) {
+    const value = Number(match[1]);
+    if (value > limit && (largest === undefined || value > largest)) largest = value;
+  }
+  return largest;
+}

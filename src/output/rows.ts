@@ -9,8 +9,6 @@ import { OutputError } from '../errors.js';
 export interface PartRows {
   readonly ids: readonly string[];
   readonly chunkIndex: Int32Array;
-  /** 0 unless the chunk was re-chunked after a too-long rejection (see Chunk.subIndex). */
-  readonly subIndex: Int32Array;
   readonly texts: readonly string[];
   readonly tokens: Int32Array;
   readonly hashes: readonly string[];
@@ -37,7 +35,6 @@ export function partRowsFromBatch(batch: EmbeddedBatch, expectedDims?: number): 
   const texts = new Array<string>(n);
   const hashes = new Array<string>(n);
   const chunkIndex = new Int32Array(n);
-  const subIndex = new Int32Array(n);
   const tokens = new Int32Array(n);
   const embeddings = new Float32Array(n * dims);
   for (let i = 0; i < n; i++) {
@@ -52,9 +49,8 @@ export function partRowsFromBatch(batch: EmbeddedBatch, expectedDims?: number): 
     texts[i] = chunk.text;
     hashes[i] = chunk.hash;
     chunkIndex[i] = chunk.index;
-    subIndex[i] = chunk.subIndex ?? 0;
     tokens[i] = chunk.tokens;
     embeddings.set(vector, i * dims);
   }
-  return { ids, chunkIndex, subIndex, texts, tokens, hashes, embeddings, dims };
+  return { ids, chunkIndex, texts, tokens, hashes, embeddings, dims };
 }

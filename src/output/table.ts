@@ -17,16 +17,11 @@ import {
 } from 'apache-arrow';
 import type { PartRows } from './rows.js';
 
+/** The column of the document id: what a compaction's row filter is asked about. */
+export const ID_COLUMN = 'id';
+
 /** Column names, in file order. */
-export const COLUMNS = [
-  'id',
-  'chunk_index',
-  'sub_index',
-  'text',
-  'embedding',
-  'tokens',
-  'content_hash',
-] as const;
+export const COLUMNS = ['id', 'chunk_index', 'text', 'embedding', 'tokens', 'content_hash'] as const;
 
 export function embeddingType(dims: number): FixedSizeList<Float32> {
   return new FixedSizeList(dims, new Field('item', new Float32(), false));
@@ -37,7 +32,6 @@ export function partSchema(dims: number, metadata: Record<string, string>): Sche
     [
       new Field('id', new Utf8(), false),
       new Field('chunk_index', new Int32(), false),
-      new Field('sub_index', new Int32(), false),
       new Field('text', new Utf8(), false),
       new Field('embedding', embeddingType(dims), false),
       new Field('tokens', new Int32(), false),
@@ -60,7 +54,6 @@ export function partTable(rows: PartRows, metadata: Record<string, string>): Tab
   const children: Data[] = [
     utf8Data(rows.ids),
     makeData({ type: new Int32(), length, data: rows.chunkIndex }),
-    makeData({ type: new Int32(), length, data: rows.subIndex }),
     utf8Data(rows.texts),
     embedding,
     makeData({ type: new Int32(), length, data: rows.tokens }),

@@ -19,6 +19,8 @@ export interface BatchRecord {
   readonly retries: number;
   readonly provider?: string;
   readonly failures: readonly ChunkFailure[];
+  /** Documents this batch re-planned: its part holds all their rows (see pipeline/sizing.ts). */
+  readonly replanned?: readonly string[];
 }
 
 export function batchRecordOf(batch: Batch, embedded: EmbeddedBatch): BatchRecord {
@@ -32,6 +34,7 @@ export function batchRecordOf(batch: Batch, embedded: EmbeddedBatch): BatchRecor
     retries: embedded.usage.retries,
     ...(embedded.provider ? { provider: embedded.provider } : {}),
     failures: embedded.failures,
+    ...(embedded.replanned.length > 0 ? { replanned: embedded.replanned } : {}),
   };
 }
 

@@ -2,7 +2,7 @@
  * The producer half of a run: the model's limits, the plan parameters, and the stream
  * corpus → chunks → batches. Deterministic: the same corpus and settings give the same batch ids.
  */
-import { chunkDocument, chunkTokenBudget } from '../chunking/index.js';
+import { chunkTokenBudget } from '../chunking/index.js';
 import type { RunSettings } from '../config/settings.js';
 import { CorpusStats, openCorpus } from '../corpus/index.js';
 import type { Batch, Chunk, Reject } from '../domain.js';
@@ -10,11 +10,12 @@ import { UsageError } from '../errors.js';
 import type { EmbeddingModel, GatewayClient } from '../gateway/index.js';
 import type { RunStats } from '../observability/stats.js';
 import { planBatches } from '../planning/index.js';
+import type { RunSizing } from './sizing.js';
 
 export interface RunPlan {
   readonly model: EmbeddingModel;
-  /** Most tokens in one chunk. */
-  readonly chunkBudget: number;
+  /** Most gateway tokens in one chunk: the context length less the margin, or --max-tokens. */
+  readonly budgetTokens: number;
   /** The parameters that decide how the corpus is cut into batches (recorded in the manifest). */
   readonly parameters: Readonly<Record<string, unknown>>;
   /** `parameters` as a stable string: part of every batch id. */
@@ -32,35 +33,34 @@ export async function findModel(client: GatewayClient, id: string): Promise<Embe
 }
 
 export function makePlan(settings: RunSettings, model: EmbeddingModel): RunPlan {
-  const chunkBudget = chunkTokenBudget({
+  const budgetTokens = chunkTokenBudget({
     ...(model.contextLength !== undefined ? { contextLength: model.contextLength } : {}),
     ...(settings.maxTokens !== undefined ? { maxTokensOverride: settings.maxTokens } : {}),
   });
-  // Key order is fixed here: the string is hashed into every batch id.
+  // Key order is fixed here: the string is hashed into every batch id. The calibrated byte budget
+  // is not in it: it shapes the chunks, whose hashes and indexes are in every batch id already.
   const parameters = {
-    tokenizer: 'cl100k_base',
-    chunkTokens: chunkBudget,
+    measure: 'utf8-bytes',
+    budgetTokens,
     overlap: settings.overlap,
     maxInputs: settings.maxInputs,
     maxTokensPerRequest: settings.maxTokensPerRequest,
   };
-  return { model, chunkBudget, parameters, key: JSON.stringify(parameters) };
+  return { model, budgetTokens, parameters, key: JSON.stringify(parameters) };
 }
 
 /** Corpus → chunks → batches, counting as it goes; rejects go to `onReject`. */
 export function plannedBatches(
   settings: RunSettings,
   plan: RunPlan,
+  sizing: RunSizing,
   stats: RunStats,
   onReject: (reject: Reject) => void,
 ): AsyncIterable<Batch> {
   const model = plan.model.id;
   const corpusStats = new CorpusStats();
   const corpus = openCorpus({
-    path: settings.input,
-    ...(settings.format ? { format: settings.format } : {}),
-    idField: settings.idField,
-    textField: settings.textField,
+    ...corpusOptions(settings),
     stats: corpusStats,
     onBytes: (n) => {
       // The reader knows the input's size (a file, or a folder's .txt/.md files) once it starts.
@@ -76,11 +76,7 @@ export function plannedBatches(
         continue;
       }
       stats.documents += 1;
-      for (const chunk of chunkDocument(entry.document, {
-        model,
-        maxTokens: plan.chunkBudget,
-        overlapTokens: settings.overlap,
-      })) {
+      for (const chunk of sizing.plan(entry.document)) {
         stats.chunks += 1;
         stats.tokens += chunk.tokens;
         yield chunk;
@@ -95,17 +91,12 @@ export function plannedBatches(
   });
 }
 
-/** Re-chunks a chunk the gateway rejected as too long; pieces keep its index and get subIndex 0..m-1. */
-export function rechunker(model: string) {
-  return (chunk: Chunk, maxTokens: number): Chunk[] =>
-    chunkDocument(
-      { id: chunk.documentId, text: chunk.text, source: '', line: 0 },
-      { model, maxTokens, overlapTokens: 0 },
-    ).map((piece, subIndex) => ({
-      ...piece,
-      index: chunk.index,
-      subIndex,
-      start: chunk.start + piece.start,
-      end: chunk.start + piece.end,
-    }));
+/** The corpus reader's options from the run settings. */
+export function corpusOptions(settings: RunSettings) {
+  return {
+    path: settings.input,
+    ...(settings.format ? { format: settings.format } : {}),
+    idField: settings.idField,
+    textField: settings.textField,
+  };
 }

@@ -9,6 +9,8 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { TokenCalibration } from '../chunking/index.js';
+import { DEFAULTS } from '../config/defaults.js';
 import type { RunSettings } from '../config/settings.js';
 import type { Batch, ChunkFailure } from '../domain.js';
 import { EncodingPolicy } from '../embedding/encoding-policy.js';
@@ -20,10 +22,18 @@ import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
 import { DatasetWriter, JsonlFile, readManifest, writeManifest } from '../output/index.js';
 import { InProcessQueue } from '../queue/in-process-queue.js';
-import { batchRecordFrom, batchRecordMetadata, batchRecordOf, DatasetTally } from './batch-record.js';
+import {
+  type BatchRecord,
+  batchRecordFrom,
+  batchRecordMetadata,
+  batchRecordOf,
+  DatasetTally,
+} from './batch-record.js';
 import { PartCommitter } from './part-committer.js';
-import { findModel, makePlan, plannedBatches, type RunPlan, rechunker } from './plan.js';
-import { type RunSummary, summarize } from './summary.js';
+import { type CalibrationCost, calibrate, readCalibration, writeCalibration } from './calibrate.js';
+import { findModel, makePlan, plannedBatches, type RunPlan } from './plan.js';
+import { RunSizing } from './sizing.js';
+import { type RunSummary, type SizingSummary, summarize } from './summary.js';
 import { TOOL } from './tool.js';
 
 export type { RunSummary } from './summary.js';
@@ -39,22 +49,52 @@ export interface RunDependencies {
 export async function runPipeline(settings: RunSettings, deps: RunDependencies): Promise<RunSummary> {
   const model = await findModel(deps.client, settings.model);
   const plan = makePlan(settings, model);
+  const calibration = TokenCalibration.restore(
+    await readCalibration(settings.outDir),
+    model.id,
+    plan.budgetTokens,
+  );
+  const sizing = new RunSizing({
+    model: model.id,
+    calibration,
+    overlapTokens: settings.overlap,
+    contextLength: model.contextLength,
+    margin: DEFAULTS.contextSafetyMargin,
+  });
   deps.logger.info(
-    { model: model.id, contextLength: model.contextLength, chunkBudget: plan.chunkBudget },
+    { model: model.id, contextLength: model.contextLength, budgetTokens: plan.budgetTokens },
     'planning',
   );
-  return settings.dryRun ? dryRun(settings, plan, deps.stats) : embedCorpus(settings, plan, deps);
+  return settings.dryRun
+    ? dryRun(settings, plan, sizing, deps.stats)
+    : embedCorpus(settings, plan, sizing, deps);
 }
 
 /** Plans the whole corpus and prices it; calls no embeddings and writes nothing. */
-async function dryRun(settings: RunSettings, plan: RunPlan, stats: RunStats): Promise<RunSummary> {
-  for await (const _batch of plannedBatches(settings, plan, stats, () => {})) stats.batchesPlanned += 1;
+async function dryRun(
+  settings: RunSettings,
+  plan: RunPlan,
+  sizing: RunSizing,
+  stats: RunStats,
+): Promise<RunSummary> {
+  for await (const _batch of plannedBatches(settings, plan, sizing, stats, () => {})) stats.batchesPlanned += 1;
   stats.planningDone = true;
   const cost = stats.tokens * (plan.model.pricing?.promptPerToken ?? 0);
-  return summarize('dry-run', settings, stats, { cost, files: [], rows: 0, failures: 0 });
+  return summarize('dry-run', settings, stats, {
+    cost,
+    files: [],
+    rows: 0,
+    failures: 0,
+    sizing: sizingSummary(sizing),
+  });
 }
 
-async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDependencies): Promise<RunSummary> {
+async function embedCorpus(
+  settings: RunSettings,
+  plan: RunPlan,
+  sizing: RunSizing,
+  deps: RunDependencies,
+): Promise<RunSummary> {
   const { client, logger, stats } = deps;
   const model = plan.model.id;
   await mkdir(settings.outDir, { recursive: true });
@@ -76,7 +116,14 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
     },
     ...(previous?.dims ? { dims: previous.dims } : {}),
   });
-  const done = await writer.existingParts();
+  // Committed batches of earlier runs, with their accounting (footers only): skipped when planned
+  // again, and the documents they re-planned are theirs.
+  const committed = new Map<string, BatchRecord | undefined>();
+  for (const batchId of await writer.existingParts()) {
+    const record = batchRecordFrom(await writer.readPartMetadata(batchId));
+    committed.set(batchId, record);
+    for (const documentId of record?.replanned ?? []) sizing.restoreOwner(documentId, batchId);
+  }
   const rejects = new JsonlFile(join(settings.outDir, 'rejects.jsonl'));
   const pricePerToken = plan.model.pricing?.promptPerToken;
   const embedder = new GatewayEmbedder({
@@ -86,11 +133,27 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
     encoding: new EncodingPolicy(settings.encodingFormat),
     gate: client.retryAfterGate,
     retry: settings.retry,
-    rechunk: rechunker(model),
+    sizing,
     stats,
     logger,
     ...(pricePerToken !== undefined ? { pricePerToken } : {}),
   });
+
+  const signal = deps.signal ?? new AbortController().signal;
+  let calibrationCost: CalibrationCost = { requests: 0, tokens: 0, cost: 0 };
+  if (sizing.calibration.isPrior) {
+    calibrationCost = await calibrate(settings, sizing, embedder, logger, signal);
+    if (sizing.calibration.takeChange()) await writeCalibration(settings.outDir, sizing);
+  }
+  // Epochs opened by the answers of batches are persisted before any later part is written, so a
+  // part never exists without the calibration that planned the documents after it.
+  let persisting: Promise<void> = Promise.resolve();
+  const persistCalibration = (): Promise<void> => {
+    if (sizing.calibration.takeChange()) {
+      persisting = persisting.then(() => writeCalibration(settings.outDir, sizing));
+    }
+    return persisting;
+  };
 
   const tally = new DatasetTally();
   const planned = new Set<string>();
@@ -100,8 +163,10 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
   const committer = new PartCommitter(
     async (batch, embedded) => {
       const record = batchRecordOf(batch, embedded);
+      await persistCalibration();
       await writer.writePart(batch.batchId, embedded, batchRecordMetadata(record));
       tally.add(record);
+      sizing.release(batch.chunks);
       stats.rowsWritten += record.rows;
       stats.batchesDone += 1;
     },
@@ -113,6 +178,7 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
         await committer.add(batch, await embedder.embedBatch(batch, signal));
       } catch (error) {
         if (!(error instanceof BatchFailedError)) throw error;
+        sizing.release(batch.chunks);
         stats.batchesFailed += 1;
         failedBatches.set(batch, error);
         logger.error({ batchId: batch.batchId }, error.message);
@@ -128,16 +194,17 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
   );
 
   const onAbort = () =>
-    queue.abort(deps.signal?.reason instanceof Error ? deps.signal.reason : new Error('aborted'));
-  deps.signal?.addEventListener('abort', onAbort, { once: true });
+    queue.abort(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+  signal.addEventListener('abort', onAbort, { once: true });
   try {
-    for await (const batch of plannedBatches(settings, plan, stats, (reject) => rejects.add(reject))) {
+    for await (const batch of plannedBatches(settings, plan, sizing, stats, (reject) => rejects.add(reject))) {
       stats.batchesPlanned += 1;
       planned.add(batch.batchId);
-      if (done.has(batch.batchId)) {
+      if (committed.has(batch.batchId)) {
         stats.batchesSkipped += 1;
-        const record = batchRecordFrom(await writer.readPartMetadata(batch.batchId));
+        const record = committed.get(batch.batchId);
         if (record) tally.add(record);
+        sizing.release(batch.chunks);
         continue;
       }
       await queue.push(batch);
@@ -145,10 +212,11 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
     stats.planningDone = true;
     await queue.drain();
     await committer.drain();
+    await persistCalibration();
   } finally {
     // Even when the run stops (402, Ctrl-C), every batch already paid for is written.
     await committer.drain().catch(() => {});
-    deps.signal?.removeEventListener('abort', onAbort);
+    signal.removeEventListener('abort', onAbort);
   }
   await rejects.close();
 
@@ -182,7 +250,7 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
       dims: tally.dims || embedder.dims || previous?.dims || 0,
       format: settings.outputFormat,
       providers: [...tally.providers].sort(),
-      plan: plan.parameters,
+      plan: { ...plan.parameters, sizing: sizingSummary(sizing, calibrationCost) },
       counts: {
         documents: stats.documents,
         chunks: stats.chunks,
@@ -203,6 +271,21 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
     files,
     rows: tally.rows,
     failures: failures.length,
+    sizing: sizingSummary(sizing, calibrationCost),
     ...(dims ? { dims } : {}),
   });
+}
+
+/** The chunk budget used and why: for the summary and the manifest. */
+function sizingSummary(sizing: RunSizing, calibration?: CalibrationCost): SizingSummary {
+  const { calibration: state } = sizing;
+  const current = state.current;
+  return {
+    budgetTokens: current.budgetTokens,
+    tokensPerByte: Number(current.tokensPerByte.toFixed(6)),
+    chunkBytes: state.chunkBytes(current),
+    basis: state.isPrior ? 'byte-bound' : current.reason,
+    epochs: state.epochs.length,
+    ...(calibration && calibration.requests > 0 ? { calibration } : {}),
+  };
 }

@@ -30,13 +30,37 @@ export interface RunSummary {
   /** From the first embeddings request to the end: the part of the run that throughput is about. */
   readonly embeddingMs: number;
   readonly files: readonly string[];
+  /** The chunk budget used, and why (see TokenCalibration). */
+  readonly sizing?: SizingSummary;
+}
+
+export interface SizingSummary {
+  /** Gateway tokens per chunk. */
+  readonly budgetTokens: number;
+  /** The learned envelope of gateway tokens per UTF-8 byte. */
+  readonly tokensPerByte: number;
+  /** UTF-8 bytes per chunk, for documents planned now. */
+  readonly chunkBytes: number;
+  /** What set it: "byte-bound" (no evidence), "probes", "usage", "rejection", "cut", "limit". */
+  readonly basis: string;
+  /** How often it changed during the run(s) of this dataset, plus one. */
+  readonly epochs: number;
+  /** This run's calibration probes. */
+  readonly calibration?: { readonly requests: number; readonly tokens: number; readonly cost: number };
 }
 
 export function summarize(
   status: RunSummary['status'],
   settings: RunSettings,
   stats: RunStats,
-  outcome: { cost: number; files: readonly string[]; rows: number; failures: number; dims?: number },
+  outcome: {
+    cost: number;
+    files: readonly string[];
+    rows: number;
+    failures: number;
+    dims?: number;
+    sizing?: SizingSummary;
+  },
 ): RunSummary {
   return {
     status,
@@ -61,5 +85,6 @@ export function summarize(
     elapsedMs: stats.elapsedMs(),
     embeddingMs: stats.firstRequestAt === undefined ? 0 : Date.now() - stats.firstRequestAt,
     files: outcome.files,
+    ...(outcome.sizing ? { sizing: outcome.sizing } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkTokenBudget, MIN_CHUNK_TOKENS } from '../../src/chunking/index.js';
+import { chunkTokenBudget } from '../../src/chunking/index.js';
 import { DEFAULTS } from '../../src/config/defaults.js';
 import { ConfigError } from '../../src/errors.js';
 
@@ -42,10 +42,10 @@ describe('chunkTokenBudget', () => {
     expect(configErrorOf(() => chunkTokenBudget({ contextLength: 512, maxTokensOverride: 513 })).field).toBe(
       'max-tokens',
     );
-    for (const bad of [0, -5, 1.5, Number.NaN, MIN_CHUNK_TOKENS - 1]) {
+    for (const bad of [0, -5, 1.5, Number.NaN, 4 - 1]) {
       expect(configErrorOf(() => chunkTokenBudget({ maxTokensOverride: bad })).field).toBe('max-tokens');
     }
-    expect(chunkTokenBudget({ maxTokensOverride: MIN_CHUNK_TOKENS })).toBe(MIN_CHUNK_TOKENS);
+    expect(chunkTokenBudget({ maxTokensOverride: 4 })).toBe(4);
   });
 
   it('rejects nonsensical margins and context lengths', () => {

@@ -1,18 +1,18 @@
 import { expect } from 'vitest';
-import { countTokens } from '../../src/chunking/index.js';
+import { utf8Length } from '../../src/chunking/index.js';
 import type { Chunk } from '../../src/domain.js';
 
 export const doc = (text: string, id = 'doc-1') => ({ id, text, source: 'test.txt', line: 1 });
 
 /**
- * The chunker's contract, checked on one result: text is the slice it claims, tokens are the exact
- * count and within budget, nothing is empty, indexes are 0..k-1, starts increase, the chunks cover
+ * The chunker's contract, checked on one result: text is the slice it claims, bytes are its exact
+ * UTF-8 length and within budget, nothing is empty, indexes are 0..k-1, starts increase, the chunks cover
  * the whole text in order — and, without overlap, tile it exactly.
  */
 export function expectValidChunks(
   text: string,
   chunks: readonly Chunk[],
-  maxTokens: number,
+  maxBytes: number,
   overlap = false,
 ): void {
   if (text.length === 0) {
@@ -28,8 +28,9 @@ export function expectValidChunks(
     expect(chunk.documentId).toBe('doc-1');
     expect(chunk.text.length).toBeGreaterThan(0);
     expect(chunk.text).toBe(text.slice(chunk.start, chunk.end));
-    expect(chunk.tokens).toBe(countTokens(chunk.text));
-    expect(chunk.tokens).toBeLessThanOrEqual(maxTokens);
+    expect(chunk.bytes).toBe(utf8Length(chunk.text));
+    expect(chunk.bytes).toBeLessThanOrEqual(maxBytes);
+    expect(chunk.tokens).toBe(chunk.bytes);
     if (overlap) {
       expect(chunk.start).toBeLessThanOrEqual(covered);
       if (i > 0) expect(chunk.start).toBeGreaterThan(chunks[i - 1]!.start);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkDocument, countTokens } from '../../src/chunking/index.js';
+import { chunkDocument, utf8Length } from '../../src/chunking/index.js';
 import type { ConfigError } from '../../src/errors.js';
 import { doc, expectValidChunks } from './helpers.js';
 
@@ -9,9 +9,9 @@ const text = Array.from(
 ).join(' ');
 
 describe('chunkDocument with overlap', () => {
-  it('starts each chunk about overlapTokens back, at a word start, within budget', () => {
-    const chunks = chunkDocument(doc(text), { model: 'm', maxTokens: 120, overlapTokens: 20 });
-    expectValidChunks(text, chunks, 120, true);
+  it('starts each chunk about overlapBytes back, at a word start, within budget', () => {
+    const chunks = chunkDocument(doc(text), { model: 'm', maxBytes: 480, overlapBytes: 80 });
+    expectValidChunks(text, chunks, 480, true);
     expect(chunks.length).toBeGreaterThan(3);
     for (let i = 1; i < chunks.length; i++) {
       const previous = chunks[i - 1]!;
@@ -19,42 +19,42 @@ describe('chunkDocument with overlap', () => {
       expect(chunk.start).toBeLessThan(previous.end);
       expect(chunk.start).toBeGreaterThan(previous.start);
       expect(text[chunk.start - 1]).toBe(' ');
-      const shared = countTokens(text.slice(chunk.start, previous.end));
-      expect(shared).toBeGreaterThanOrEqual(10);
-      expect(shared).toBeLessThanOrEqual(30);
+      const shared = utf8Length(text.slice(chunk.start, previous.end));
+      expect(shared).toBeGreaterThanOrEqual(40);
+      expect(shared).toBeLessThanOrEqual(80);
     }
   });
 
   it('leaves the chunk boundaries of the non-overlapping plan under a reduced budget', () => {
-    const plain = chunkDocument(doc(text), { model: 'm', maxTokens: 100 });
-    const overlapped = chunkDocument(doc(text), { model: 'm', maxTokens: 120, overlapTokens: 20 });
+    const plain = chunkDocument(doc(text), { model: 'm', maxBytes: 400 });
+    const overlapped = chunkDocument(doc(text), { model: 'm', maxBytes: 480, overlapBytes: 80 });
     expect(overlapped.map((c) => c.end)).toEqual(plain.map((c) => c.end));
   });
 
   it('does not change a document that fits', () => {
     const short = 'One short paragraph.';
-    expect(chunkDocument(doc(short), { model: 'm', maxTokens: 100, overlapTokens: 40 })).toEqual(
-      chunkDocument(doc(short), { model: 'm', maxTokens: 100 }),
+    expect(chunkDocument(doc(short), { model: 'm', maxBytes: 100, overlapBytes: 40 })).toEqual(
+      chunkDocument(doc(short), { model: 'm', maxBytes: 100 }),
     );
   });
 
   it('overlaps text without spaces at a character boundary', () => {
     const cjk = '我们今天讨论向量管道的设计和批次编号以及恢复运行的方法'.repeat(30);
-    const chunks = chunkDocument(doc(cjk), { model: 'm', maxTokens: 60, overlapTokens: 10 });
-    expectValidChunks(cjk, chunks, 60, true);
+    const chunks = chunkDocument(doc(cjk), { model: 'm', maxBytes: 180, overlapBytes: 30 });
+    expectValidChunks(cjk, chunks, 180, true);
     expect(chunks.slice(1).every((c, i) => c.start < chunks[i]!.end)).toBe(true);
   });
 
   it('requires overlap below half the budget', () => {
-    for (const overlapTokens of [50, 60, -1, 1.5]) {
+    for (const overlapBytes of [50, 60, -1, 1.5]) {
       let error: ConfigError | undefined;
       try {
-        chunkDocument(doc(text), { model: 'm', maxTokens: 100, overlapTokens });
+        chunkDocument(doc(text), { model: 'm', maxBytes: 100, overlapBytes });
       } catch (caught) {
         error = caught as ConfigError;
       }
       expect(error?.field).toBe('overlap');
     }
-    expect(() => chunkDocument(doc(text), { model: 'm', maxTokens: 100, overlapTokens: 49 })).not.toThrow();
+    expect(() => chunkDocument(doc(text), { model: 'm', maxBytes: 100, overlapBytes: 49 })).not.toThrow();
   });
 });

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderSettings } from '../../src/config/settings.js';
+import { TokenCalibration } from '../../src/chunking/index.js';
 import type { Batch, Chunk } from '../../src/domain.js';
 import { EncodingPolicy } from '../../src/embedding/encoding-policy.js';
-import { BatchFailedError, GatewayEmbedder, type Rechunk } from '../../src/embedding/gateway-embedder.js';
+import { BatchFailedError, GatewayEmbedder } from '../../src/embedding/gateway-embedder.js';
 import { ProviderRouter } from '../../src/embedding/provider-router.js';
 import {
   EMULATOR_API_KEY,
@@ -14,6 +15,7 @@ import {
 import { GatewayClient, InsufficientCreditsError } from '../../src/gateway/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { RunStats } from '../../src/observability/stats.js';
+import { RunSizing } from '../../src/pipeline/sizing.js';
 import { RetryAfterGate } from '../../src/retry/index.js';
 
 const chunk = (documentId: string, text: string, index = 0): Chunk => ({
@@ -22,6 +24,7 @@ const chunk = (documentId: string, text: string, index = 0): Chunk => ({
   text,
   start: 0,
   end: text.length,
+  bytes: Buffer.byteLength(text),
   tokens: Math.ceil(text.length / 4),
   hash: `h-${documentId}-${index}`,
 });
@@ -31,21 +34,23 @@ const batchOf = (chunks: Chunk[], model = 'emu/embed-small'): Batch => ({
   chunks,
   tokens: chunks.reduce((s, c) => s + c.tokens, 0),
 });
-/** Splits a text into pieces of at most maxTokens*4 characters (the tests' stand-in for the chunker). */
-const splitRechunk: Rechunk = (c, maxTokens) => {
-  const size = maxTokens * 4;
-  const pieces: Chunk[] = [];
-  for (let start = 0, sub = 0; start < c.text.length; start += size, sub++) {
-    const text = c.text.slice(start, start + size);
-    pieces.push({
-      ...chunk(c.documentId, text, c.index),
-      subIndex: sub,
-      start: c.start + start,
-      end: c.start + start + text.length,
-    });
-  }
-  return pieces;
-};
+/** A run's sizing for `model`, believing the gateway counts `tokensPerByte` (deliberately wrong in some tests). */
+const sizingFor = (model: string, budgetTokens: number, tokensPerByte: number, contextLength?: number) =>
+  new RunSizing({
+    model,
+    calibration: new TokenCalibration(model, budgetTokens, [
+      { fromDocument: 0, tokensPerByte, budgetTokens, reason: 'probes' },
+    ]),
+    overlapTokens: 0,
+    contextLength,
+    margin: 0.1,
+  });
+/** The batch of every chunk the sizing plans for these documents. */
+const plannedBatch = (sizing: RunSizing, model: string, texts: Record<string, string>): Batch =>
+  batchOf(
+    Object.entries(texts).flatMap(([id, text]) => sizing.plan({ id, text, source: 't', line: 1 })),
+    model,
+  );
 
 let emulator: RunningEmulator;
 let client: GatewayClient;
@@ -65,17 +70,19 @@ function embedder(
     provider?: ProviderSettings;
     encoding?: 'base64' | 'float';
     maxAttempts?: number;
+    sizing?: RunSizing;
   } = {},
 ) {
+  const model = overrides.model ?? 'emu/embed-small';
   const stats = new RunStats();
   const instance = new GatewayEmbedder({
     client,
-    model: overrides.model ?? 'emu/embed-small',
+    model,
     router: new ProviderRouter(overrides.provider ?? {}),
     encoding: new EncodingPolicy(overrides.encoding ?? 'base64'),
     gate: new RetryAfterGate(),
     retry: { maxAttempts: overrides.maxAttempts ?? 8, baseDelayMs: 1, maxDelayMs: 5 },
-    rechunk: splitRechunk,
+    sizing: overrides.sizing ?? sizingFor(model, 7000, 0.3),
     stats,
     logger: silentLogger(),
     pricePerToken: 0.00000002,
@@ -137,21 +144,46 @@ describe('GatewayEmbedder', () => {
     expect(stats.chunkFailures).toBe(1);
   });
 
-  it('re-chunks an input the gateway rejects as too long and embeds the pieces', async () => {
-    // emu/embed-nocontext lists no context length but rejects inputs over 4096 tokens.
+  it('re-plans a document the gateway rejects as too long, numbered 0..k-1 afresh', async () => {
+    // emu/embed-nocontext lists no context length but rejects inputs over 4096 tokens; the sizing
+    // believes in a budget of 7372 tokens and a far too low ratio, so the document is one chunk.
+    const model = 'emu/embed-nocontext';
+    const sizing = sizingFor(model, 7372, 0.01);
     const long = 'word '.repeat(6000);
-    const chunks = [chunk('short', 'fits easily'), chunk('long', long, 2)];
-    const { instance } = embedder({ model: 'emu/embed-nocontext' });
-    const result = await instance.embedBatch(batchOf(chunks, 'emu/embed-nocontext'), signal);
+    const batch = plannedBatch(sizing, model, { short: 'fits easily', long });
+    expect(batch.chunks.map((c) => c.documentId)).toEqual(['short', 'long']);
+    const { instance } = embedder({ model, sizing });
+    const result = await instance.embedBatch(batch, signal);
     expect(result.failures).toEqual([]);
+    expect(result.replanned).toEqual(['long']);
     const pieces = result.chunks.filter((c) => c.documentId === 'long');
     expect(pieces.length).toBeGreaterThan(1);
-    expect(pieces.map((p) => p.subIndex)).toEqual(pieces.map((_, i) => i));
-    expect(pieces.every((p) => p.index === 2)).toBe(true);
+    expect(pieces.map((p) => p.index)).toEqual(pieces.map((_, i) => i));
     expect(pieces.map((p) => p.text).join('')).toBe(long);
     result.chunks.forEach((c, i) => {
-      expect(result.vectors[i]).toEqual(embeddingFor('emu/embed-nocontext', c.text, 256));
+      expect(result.vectors[i]).toEqual(embeddingFor(model, c.text, 256));
     });
+    // What the rejection taught: the stated limit (less the margin) is the budget now.
+    expect(sizing.calibration.current.budgetTokens).toBe(Math.floor(4096 * 0.9));
+  });
+
+  it('never keeps the vector of a text the gateway cut silently: the document is re-planned', async () => {
+    // emu/embed-small truncates to 512 tokens without an error; the sizing underestimates its count.
+    const model = 'emu/embed-small';
+    const sizing = sizingFor(model, 460, 0.05, 512);
+    const prose = Array.from({ length: 120 }, (_, i) => `Sentence ${i} of a plain English document.`).join(' ');
+    const batch = plannedBatch(sizing, model, { prose });
+    expect(batch.chunks).toHaveLength(1);
+    const { instance } = embedder({ model, sizing });
+    const result = await instance.embedBatch(batch, signal);
+    expect(result.failures).toEqual([]);
+    expect(result.replanned).toEqual(['prose']);
+    expect(result.chunks.map((c) => c.index)).toEqual(result.chunks.map((_, i) => i));
+    expect(result.chunks.map((c) => c.text).join('')).toBe(prose);
+    result.chunks.forEach((c, i) => {
+      expect(result.vectors[i]).toEqual(embeddingFor(model, c.text, 384));
+    });
+    expect(sizing.calibration.current.tokensPerByte).toBeGreaterThan(0.2);
   });
 
   it('moves to the next provider of --provider-order when one stays overloaded with fallbacks off', async () => {

@@ -18,23 +18,21 @@ export async function query(sql: string): Promise<Record<string, unknown>[]> {
 export interface DatasetRow {
   id: string;
   chunk_index: number;
-  sub_index: number;
   text: string;
   embedding: Float32Array;
   tokens: number;
   content_hash: string;
 }
 
-/** Every row of `dir/*.parquet`, sorted by (id, chunk_index, sub_index). */
+/** Every row of `dir/*.parquet`, sorted by (id, chunk_index). */
 export async function readDataset(dir: string): Promise<DatasetRow[]> {
   const rows = await query(
-    `SELECT id, chunk_index, sub_index, text, embedding, tokens, content_hash
-       FROM read_parquet(${sqlString(`${dir}/*.parquet`)}) ORDER BY id, chunk_index, sub_index`,
+    `SELECT id, chunk_index, text, embedding, tokens, content_hash
+       FROM read_parquet(${sqlString(`${dir}/*.parquet`)}) ORDER BY id, chunk_index`,
   );
   return rows.map((r) => ({
     id: r['id'] as string,
     chunk_index: r['chunk_index'] as number,
-    sub_index: r['sub_index'] as number,
     text: r['text'] as string,
     embedding: Float32Array.from(
       (r['embedding'] as { items: number[] }).items ?? (r['embedding'] as number[]),

@@ -30,7 +30,6 @@ describe('Arrow IPC parts', () => {
     expect(table.schema.fields.map((f) => [f.name, String(f.type), f.nullable])).toEqual([
       ['id', 'Utf8', false],
       ['chunk_index', 'Int32', false],
-      ['sub_index', 'Int32', false],
       ['text', 'Utf8', false],
       ['embedding', `FixedSizeList[${dims}]<Float32>`, false],
       ['tokens', 'Int32', false],

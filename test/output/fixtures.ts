@@ -58,10 +58,10 @@ export function makeBatch(spec: BatchSpec): EmbeddedBatch {
     chunks.push({
       documentId: `${IDS[i % IDS.length]}·${spec.batchId}`,
       index: i,
-      ...(i % 7 === 3 ? { subIndex: i % 3 } : {}),
       text,
       start: 0,
       end: text.length,
+      bytes: Buffer.byteLength(text),
       tokens: 1 + Math.floor(rand() * 8000),
       hash: Math.floor(rand() * 2 ** 52)
         .toString(16)
@@ -78,6 +78,7 @@ export function makeBatch(spec: BatchSpec): EmbeddedBatch {
     model: 'test/model-1',
     chunks,
     vectors,
+    replanned: [],
     failures: [],
     usage: { promptTokens: 0, cost: 0, requests: 1, retries: 0 },
     ...(spec.provider === undefined ? {} : { provider: spec.provider }),

@@ -96,7 +96,6 @@ describe('Parquet parts read back with DuckDB', () => {
     expect(described.map((c) => [c['column_name'], c['column_type']])).toEqual([
       ['id', 'VARCHAR'],
       ['chunk_index', 'INTEGER'],
-      ['sub_index', 'INTEGER'],
       ['text', 'VARCHAR'],
       ['embedding', 'FLOAT[]'],
       ['tokens', 'INTEGER'],
@@ -106,16 +105,7 @@ describe('Parquet parts read back with DuckDB', () => {
       `SELECT name, repetition_type FROM parquet_schema(${quote(join(dir, 'part-a3.parquet'))})`,
     );
     const repetition = Object.fromEntries(schema.map((c) => [c['name'], c['repetition_type']]));
-    for (const column of [
-      'id',
-      'chunk_index',
-      'sub_index',
-      'text',
-      'embedding',
-      'tokens',
-      'content_hash',
-      'item',
-    ]) {
+    for (const column of ['id', 'chunk_index', 'text', 'embedding', 'tokens', 'content_hash', 'item']) {
       expect(repetition[column], column).toBe('REQUIRED');
     }
   });

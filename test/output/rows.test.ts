@@ -12,7 +12,6 @@ describe('partRowsFromBatch', () => {
     expect(rows.texts).toEqual(batch.chunks.map((c) => c.text));
     expect(rows.hashes).toEqual(batch.chunks.map((c) => c.hash));
     expect([...rows.chunkIndex]).toEqual(batch.chunks.map((c) => c.index));
-    expect([...rows.subIndex]).toEqual(batch.chunks.map((c) => c.subIndex ?? 0));
     expect([...rows.tokens]).toEqual(batch.chunks.map((c) => c.tokens));
     expect(rows.embeddings.length).toBe(15);
     batch.vectors.forEach((v, i) => {

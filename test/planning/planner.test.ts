@@ -18,6 +18,7 @@ const chunk = (documentId: string, index: number, tokens: number): Chunk => ({
   text: `${documentId}#${index}`,
   start: 0,
   end: 0,
+  bytes: tokens,
   tokens,
   hash: `h-${documentId}-${index}`,
 });

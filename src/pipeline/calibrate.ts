@@ -1,0 +1,108 @@
+/**
+ * Calibration before planning: a few single-input requests of the corpus's own text tell how the
+ * gateway counts it, so chunks are sized to fit from the first batch on. The learned epochs are
+ * kept beside the dataset (`_calibration.json`), so a re-run plans the same chunks and resumes.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type CalibrationState, type TokenObservation, utf8Length } from '../chunking/index.js';
+import type { RunSettings } from '../config/settings.js';
+import { openCorpus } from '../corpus/index.js';
+import type { GatewayEmbedder } from '../embedding/gateway-embedder.js';
+import type { Logger } from '../observability/logger.js';
+import { writeFileAtomic } from '../output/index.js';
+import { corpusOptions } from './plan.js';
+import type { RunSizing } from './sizing.js';
+
+export const CALIBRATION_FILE = '_calibration.json';
+
+/** Probes sent: enough to meet the corpus's scripts near its start, few enough to cost nothing. */
+export const CALIBRATION_PROBES = 8;
+/** Documents looked at for probes (every k-th is taken, so they spread over the start). */
+const PROBE_WINDOW = 256;
+/** Largest probe: a few KB give a stable ratio. */
+const MAX_PROBE_BYTES = 8192;
+
+export interface CalibrationCost {
+  readonly requests: number;
+  readonly tokens: number;
+  readonly cost: number;
+}
+
+export async function readCalibration(outDir: string): Promise<CalibrationState | undefined> {
+  try {
+    return JSON.parse(await readFile(join(outDir, CALIBRATION_FILE), 'utf8')) as CalibrationState;
+  } catch {
+    return undefined; // none yet, or unreadable: calibrate again
+  }
+}
+
+export async function writeCalibration(outDir: string, sizing: RunSizing): Promise<void> {
+  const text = `${JSON.stringify(sizing.calibration.state(), null, 2)}\n`;
+  await writeFileAtomic(join(outDir, CALIBRATION_FILE), text, { syncDirectory: false });
+}
+
+/**
+ * Probes the gateway with up to CALIBRATION_PROBES texts from the corpus's first documents. Each probe is at
+ * most the chunk budget in bytes, so even a gateway counting a token per byte cannot cut it.
+ */
+export async function calibrate(
+  settings: RunSettings,
+  sizing: RunSizing,
+  embedder: GatewayEmbedder,
+  logger: Logger,
+  signal: AbortSignal,
+): Promise<CalibrationCost> {
+  const calibration = sizing.calibration;
+  const maxBytes = Math.min(MAX_PROBE_BYTES, calibration.current.budgetTokens);
+  const texts = await probeTexts(settings, maxBytes);
+  const observations: TokenObservation[] = [];
+  let cost = 0;
+  let tokens = 0;
+  await Promise.all(
+    texts.map(async (text) => {
+      const measured = await embedder.measure(text, signal);
+      cost += measured.cost;
+      if (measured.tokens === undefined) return;
+      tokens += measured.tokens;
+      observations.push({ bytes: utf8Length(text), tokens: measured.tokens, single: true });
+    }),
+  );
+  calibration.calibrate(observations);
+  const { tokensPerByte } = calibration.current;
+  if (texts.length > 0 && calibration.isPrior) {
+    logger.warn(
+      'the gateway reported no usage for the calibration probes: chunks are sized by the UTF-8 byte bound',
+    );
+  } else if (texts.length > 0) {
+    logger.info(
+      { probes: texts.length, tokensPerByte: Number(tokensPerByte.toFixed(4)) },
+      'calibrated the chunk budget to the gateway token count',
+    );
+  }
+  return { requests: texts.length, tokens, cost };
+}
+
+async function probeTexts(settings: RunSettings, maxBytes: number): Promise<string[]> {
+  const documents: string[] = [];
+  for await (const entry of openCorpus(corpusOptions(settings))) {
+    if (entry.kind === 'document' && entry.document.text.trim() !== '') documents.push(entry.document.text);
+    if (documents.length >= PROBE_WINDOW) break;
+  }
+  const step = Math.max(1, Math.floor(documents.length / CALIBRATION_PROBES));
+  const texts: string[] = [];
+  for (let i = 0; i < documents.length && texts.length < CALIBRATION_PROBES; i += step) {
+    texts.push(prefixOf(documents[i]!, maxBytes));
+  }
+  return texts;
+}
+
+/** The longest prefix of `text` within `maxBytes` UTF-8 bytes, never splitting a surrogate pair. */
+function prefixOf(text: string, maxBytes: number): string {
+  if (utf8Length(text) <= maxBytes) return text;
+  let end = Math.min(text.length, maxBytes);
+  while (end > 0 && utf8Length(text, 0, end) > maxBytes) end = Math.floor(end * 0.9);
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return text.slice(0, end);
+}

@@ -1,0 +1,166 @@
+/**
+ * Chunk sizing for a run: plans documents with the calibrated byte budget, and keeps every chunk
+ * about to be sent, or just answered, within what the gateway counts.
+ *
+ * - `plan` chunks a document with its epoch's ratio (see TokenCalibration) and keeps its text while
+ *   any of its planned chunks is unfinished, so the document can be re-planned.
+ * - Before a batch goes out, `prepare` re-plans every document that has a chunk over the budget
+ *   under the current envelope (it rose since the document was planned), and drops chunks of
+ *   documents that another batch already re-planned.
+ * - After an answer, `learn` feeds the usage to the calibration and names the documents whose
+ *   chunks no longer fit (or were cut: a single input whose usage reached the context length).
+ * - A re-planned document is owned by the batch that re-planned it: that batch embeds all its
+ *   chunks, numbered 0..k-1 afresh, and every other copy of its old chunks is dropped (before
+ *   sending, or at finalize from committed parts).
+ */
+import { type CalibrationEpoch, chunkDocument, type TokenCalibration } from '../chunking/index.js';
+import type { Chunk, Document } from '../domain.js';
+import type { ChunkSizing } from '../embedding/chunk-sizing.js';
+
+/** A document is re-planned at most this often; after that its chunk fails with the gateway's message. */
+const MAX_REPLANS = 6;
+
+interface OpenDocument {
+  readonly document: Document;
+  readonly ordinal: number;
+  /** Planned chunks not yet finished (committed, failed or skipped). */
+  pending: number;
+}
+
+interface Ownership {
+  readonly batchId: string;
+  /** The live chunks of the re-plan; any other chunk of the document is stale. */
+  readonly chunks: ReadonlySet<Chunk>;
+  readonly replans: number;
+}
+
+export interface SizingOptions {
+  readonly model: string;
+  readonly calibration: TokenCalibration;
+  /** Overlap in gateway tokens (--overlap). */
+  readonly overlapTokens: number;
+  /** The model's context length, when listed: a single input whose usage reaches it was cut. */
+  readonly contextLength?: number | undefined;
+  /** Fraction of a limit kept free (the budget is the limit less this). */
+  readonly margin: number;
+}
+
+export class RunSizing implements ChunkSizing {
+  readonly calibration: TokenCalibration;
+  readonly #options: SizingOptions;
+  readonly #open = new Map<string, OpenDocument>();
+  readonly #owners = new Map<string, Ownership>();
+  /** Documents re-planned by committed batches of earlier runs: document id → owner batch id. */
+  readonly #restoredOwners = new Map<string, string>();
+  #nextOrdinal = 0;
+
+  constructor(options: SizingOptions) {
+    this.#options = options;
+    this.calibration = options.calibration;
+  }
+
+  /** Chunks of the next document in corpus order, sized by its epoch. */
+  plan(document: Document): Chunk[] {
+    const ordinal = this.#nextOrdinal++;
+    const chunks = this.#chunk(document, this.calibration.epochFor(ordinal));
+    if (chunks.length > 0) this.#open.set(document.id, { document, ordinal, pending: chunks.length });
+    return chunks;
+  }
+
+  /** The planned chunks of a finished batch (committed, failed or skipped): their texts may go. */
+  release(chunks: readonly Chunk[]): void {
+    for (const chunk of chunks) {
+      const open = this.#open.get(chunk.documentId);
+      if (open && --open.pending === 0) this.#open.delete(chunk.documentId);
+    }
+  }
+
+  /** Ownerships recorded in committed parts (a resumed run): their documents' old chunks are stale. */
+  restoreOwner(documentId: string, batchId: string): void {
+    this.#restoredOwners.set(documentId, batchId);
+  }
+
+  /** Document id → the batch whose part holds its rows, for every re-planned document. */
+  owners(): Map<string, string> {
+    const owners = new Map(this.#restoredOwners);
+    for (const [id, ownership] of this.#owners) owners.set(id, ownership.batchId);
+    return owners;
+  }
+
+  prepare(batchId: string, chunks: readonly Chunk[]): Chunk[] {
+    const send: Chunk[] = [];
+    const replanned = new Set<string>();
+    for (const chunk of chunks) {
+      if (this.isStale(chunk, batchId)) continue;
+      if (!this.calibration.fits(chunk.bytes) && !replanned.has(chunk.documentId)) {
+        const pieces = this.replan(chunk.documentId, batchId);
+        if (pieces) {
+          replanned.add(chunk.documentId);
+          send.push(...pieces);
+          continue;
+        }
+      }
+      if (!replanned.has(chunk.documentId)) send.push(chunk);
+    }
+    return send;
+  }
+
+  isStale(chunk: Chunk, batchId: string): boolean {
+    const restored = this.#restoredOwners.get(chunk.documentId);
+    if (restored !== undefined && restored !== batchId) return true;
+    const owner = this.#owners.get(chunk.documentId);
+    if (owner === undefined) return false;
+    return owner.batchId !== batchId || !owner.chunks.has(chunk);
+  }
+
+  learn(sent: readonly Chunk[], usageTokens: number | undefined): Set<string> {
+    const redo = new Set<string>();
+    if (usageTokens === undefined) return redo;
+    const bytes = sent.reduce((sum, chunk) => sum + chunk.bytes, 0);
+    const single = sent.length === 1;
+    const { contextLength } = this.#options;
+    const cut = single && contextLength !== undefined && usageTokens >= contextLength;
+    this.calibration.observe(
+      { bytes, tokens: usageTokens, single },
+      this.#nextOrdinal,
+      cut ? 'cut' : 'usage',
+    );
+    for (const chunk of sent) if (cut || !this.calibration.fits(chunk.bytes)) redo.add(chunk.documentId);
+    return redo;
+  }
+
+  rejected(chunk: Chunk, stated: { limit?: number | undefined; counted?: number | undefined }): void {
+    const next = this.#nextOrdinal;
+    if (stated.limit !== undefined) this.calibration.limitStated(stated.limit, this.#options.margin, next);
+    // The gateway's own count when its message names one; else just over the budget it refused.
+    const tokens = stated.counted ?? this.calibration.current.budgetTokens + 1;
+    this.calibration.observe({ bytes: chunk.bytes, tokens, single: true }, next, 'rejection');
+  }
+
+  replan(documentId: string, batchId: string): Chunk[] | undefined {
+    const open = this.#open.get(documentId);
+    const previous = this.#owners.get(documentId);
+    const replans = (previous?.replans ?? 0) + 1;
+    if (open === undefined || replans > MAX_REPLANS) return undefined;
+    if (previous !== undefined && previous.batchId !== batchId) return undefined;
+    const chunks = this.#chunk(open.document, this.calibration.current);
+    this.#owners.set(documentId, { batchId, chunks: new Set(chunks), replans });
+    return chunks;
+  }
+
+  #chunk(document: Document, epoch: CalibrationEpoch): Chunk[] {
+    const ratio = epoch.tokensPerByte;
+    const maxBytes = this.calibration.chunkBytes(epoch);
+    // Overlap is asked for in tokens; below half a chunk, as the chunker requires.
+    const overlapBytes = Math.min(
+      Math.floor(this.#options.overlapTokens / ratio),
+      Math.ceil(maxBytes / 2) - 1,
+    );
+    return chunkDocument(document, {
+      model: this.#options.model,
+      maxBytes,
+      overlapBytes,
+      tokensPerByte: ratio,
+    });
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The CLI starts fast because commands load their heavy modules (pipeline, emulator, Arrow, Parquet,
+ * undici, pino…) only in their actions. These tests run the built CLI with a module-load hook that
+ * records every ES module it loads, and fail when --version or --help pulls in anything heavy.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, cleanEnv, runCli } from '../helpers/cli.js';
+
+const execFileAsync = promisify(execFile);
+const root = pathToFileURL(resolve('.')).href;
+const pkg = JSON.parse(await readFile('package.json', 'utf8')) as { version: string };
+
+let dir: string;
+let hookUrl: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'embedpipe-startup-'));
+  const hook = join(dir, 'record-loads.mjs');
+  // Hooks run on their own thread in Node 20: append to a file rather than talk to the main thread.
+  await writeFile(
+    hook,
+    `import { appendFileSync } from 'node:fs';
+export async function load(url, context, next) {
+  appendFileSync(process.env.EMBEDPIPE_TEST_LOADS, url + '\\n');
+  return next(url, context);
+}
+`,
+  );
+  hookUrl = pathToFileURL(hook).href;
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Runs the built CLI; returns its stdout and the project files it loaded, relative to the root. */
+async function loadsOf(args: readonly string[]): Promise<{ stdout: string; loaded: string[] }> {
+  const trace = join(dir, `loads-${args.join('_')}.txt`);
+  await writeFile(trace, '');
+  const register = `import { register } from 'node:module'; register(${JSON.stringify(hookUrl)});`;
+  const { stdout } = await execFileAsync(
+    process.execPath,
+    ['--import', `data:text/javascript,${encodeURIComponent(register)}`, CLI, ...args],
+    { env: cleanEnv({ EMBEDPIPE_TEST_LOADS: trace }) },
+  );
+  const loaded = (await readFile(trace, 'utf8'))
+    .split('\n')
+    .filter((url) => url.startsWith(root))
+    .map((url) => url.slice(root.length + 1));
+  return { stdout, loaded };
+}
+
+/** What a command's registration may load: the light cli/ modules, errors, the version, commander. */
+function isLight(path: string): boolean {
+  if (path.startsWith('node_modules/commander/')) return true;
+  if (path === 'dist/errors.js' || path === 'dist/pipeline/tool.js') return true;
+  return /^dist\/cli\/[\w-]+\.js$/.test(path) && !path.endsWith('-action.js');
+}
+
+describe('CLI startup', () => {
+  it.each(['--version', '--help', 'run --help', 'gateway --help'])(
+    '`%s` loads no heavy module',
+    async (line) => {
+      const { stdout, loaded } = await loadsOf(line.split(' '));
+      expect(stdout).not.toBe('');
+      expect(loaded, 'the load hook saw nothing: the check is broken').toContain('dist/cli/main.js');
+      expect(loaded.filter((path) => !isLight(path))).toEqual([]);
+    },
+  );
+
+  it('--version prints the package version', async () => {
+    const r = await runCli(['--version']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(`${pkg.version}\n`);
+  });
+
+  it.each([
+    ['run', '[options] [job]', '--max-tokens-per-request <n>'],
+    ['models', '[options]', '--base-url <url>'],
+    ['members', '[options]', '--limit <n>'],
+    ['transcribe', '[options] <file>', '--temperature <t>'],
+    ['embed', '[options] <text>', '--model <model>'],
+    ['gateway', '[options]', '--latency <ms>'],
+  ])('%s --help still shows its usage and options', async (command, usage, option) => {
+    const r = await runCli([command, '--help']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`Usage: embedpipe ${command} ${usage}\n`);
+    expect(r.stdout).toContain(option);
+  });
+
+  it('errors raised inside a lazily loaded action still map to exit codes', async () => {
+    const members = await runCli(['members', '--all', '--offset', '1']);
+    expect(members.code).toBe(2);
+    expect(members.stderr).toBe('embedpipe: --all and --offset do not go together\n');
+    const run = await runCli(['run', 'no-such-job.json']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe('embedpipe: job file not found: no-such-job.json\n');
+  });
+});
