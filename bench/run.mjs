@@ -1,15 +1,21 @@
 // `npm run bench`: every benchmark in turn (numbers, not pass/fail). BENCH_MB sets the memory
-// benchmark's corpus size (default 1024 MB; it takes a few minutes on 2 cores).
+// benchmark's corpus size (default 1024 MB; it takes a few minutes on 2 cores), BENCH_PLANNER_MB the
+// planner benchmark's (default 64 MB per corpus, three corpora, each on one core and on all).
 import { spawnSync } from 'node:child_process';
 
 const benches = [
   ['decode.bench.mjs'],
+  ['decode.bench.mjs', '256'],
   ['chunker.bench.mjs'],
   ['corpus.bench.mjs', '100'],
   ['output.bench.mjs', '--parts', '40'],
   ['throughput.bench.mjs', '50', '8', '16'],
   ['throughput.bench.mjs', '50', '8', '32'],
   ['throughput.bench.mjs', '50', '4', '128'],
+  ['throughput.bench.mjs', '50', '8', '128', 'prose'],
+  ['throughput.bench.mjs', '50', '8', '128', 'multilingual'],
+  ['planner.bench.mjs'],
+  ['compact.bench.mjs'],
   ['memory.bench.mjs'],
 ];
 for (const [file, ...args] of benches) {

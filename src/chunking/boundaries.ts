@@ -95,7 +95,7 @@ function hasNonSpace(text: string, from: number, to: number): boolean {
   return false;
 }
 
-const JOINER = /^[\p{M}\u200D\u{1F3FB}-\u{1F3FF}\u{E0020}-\u{E007F}]/u;
+const JOINER = /^(?:\p{M}|\u200D|[\u{1F3FB}-\u{1F3FF}]|[\u{E0020}-\u{E007F}])/u;
 const LETTER = /^\p{L}/u;
 const DIGIT = /^\p{N}/u;
 const SPACE = /^\s/u;

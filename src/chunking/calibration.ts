@@ -1,26 +1,41 @@
 /**
- * The relation between a text's UTF-8 bytes and the gateway's token count, learned from what the
- * gateway reports. `context_length` is in the gateway model's tokens, which the client cannot
- * compute (its tokenizer is the provider's), so chunks are sized in bytes from an upper envelope of
- * "gateway tokens per byte":
+ * How the gateway counts tokens, learned from what it reports. `context_length` is in the gateway
+ * model's tokens, which the client cannot compute (the tokenizer is the provider's), so chunks are
+ * sized by an estimate linear in a text's character classes (profile.ts), whose weights are an
+ * upper envelope of what the gateway was seen to count:
  *
- * - Before any evidence the envelope is 1 token per byte: a byte-level tokenizer never yields more
- *   tokens than bytes, so nothing planned with it can be cut.
- * - Calibration probes (single inputs of the corpus's own text) set it to the largest ratio seen.
- * - Every later answer is checked: a request's usage over its bytes above the envelope raises it
- *   (with headroom, since one input of the request was above the average), and so does a
- *   rejection naming an input's count, or a single input whose usage reached the context length.
+ * - Before any evidence the weights are the byte bound (one token per UTF-8 byte): a byte-level
+ *   tokenizer never counts more, so nothing planned with it can be cut.
+ * - Calibration probes (single inputs of the corpus's own text, chosen to cover its features) are
+ *   fitted by least squares (non-negative, pulled towards the byte bound scaled to the overall
+ *   ratio where the evidence cannot tell features apart), then scaled up until every observation is
+ *   covered, plus headroom. A feature no single input measured (see MEASURED_SHARE) keeps its
+ *   byte-bound weight: a script met later is sized safely until a probe of it is measured.
+ * - Every later answer is checked: usage above the estimate of what was sent refits the weights
+ *   (with the new evidence) and opens a new epoch; so does a rejection naming a count, or a single
+ *   input whose usage reached the context length (it was cut: its real count is higher).
  *
- * Raising opens an epoch: documents planned from then on use the new ratio, while those planned
- * before keep theirs, so a re-run given the same epochs plans the same chunks and resumes.
+ * Epochs start at a document ordinal: documents planned before a change keep their weights, so a
+ * re-run given the same epochs plans the same chunks and resumes.
  */
-import { MIN_SPAN_BYTES } from './spans.js';
+import { BYTE_BOUND_WEIGHTS, CLASS_COUNT, estimate, profileOf, type Weights } from './profile.js';
+
+/** The most a fitted weight may be: twice the byte bound (4 tokens for a word start). */
+const FIT_CEILING: Weights = BYTE_BOUND_WEIGHTS.map((w) => (w === 0 ? 4 : 2 * w));
+/**
+ * A feature is measured once a single input held at least MEASURED_SHARE of it (of its characters;
+ * the ASCII features count as one group): then the fit can tell its weight from the others'.
+ * Mixed texts cannot (an emoji ZWJ sequence is half emoji, half joiners).
+ */
+export const MEASURED_SHARE = 0.5;
+/** ASCII features (alnum, word, symbol, space): measured together. */
+export const ASCII_FEATURES = 4;
 
 export interface CalibrationEpoch {
-  /** Ordinal (0-based, in corpus order) of the first document planned with this ratio. */
+  /** Ordinal (0-based, in corpus order) of the first document planned with this epoch. */
   readonly fromDocument: number;
-  /** Envelope of gateway tokens per UTF-8 byte. */
-  readonly tokensPerByte: number;
+  /** Gateway tokens per character of each class (see profile.ts), an upper envelope. */
+  readonly weights: Weights;
   /** Gateway tokens per chunk: the run's budget, lower once a rejection named a smaller limit. */
   readonly budgetTokens: number;
   /** Why it changed: "prior", "probes", "usage", "rejection", "cut", "limit". */
@@ -28,34 +43,36 @@ export interface CalibrationEpoch {
 }
 
 export interface CalibrationState {
-  readonly version: 1;
+  readonly version: 2;
   readonly model: string;
   /** The run's chunk budget in gateway tokens (context length less the margin, or --max-tokens). */
   readonly budgetTokens: number;
   readonly epochs: readonly CalibrationEpoch[];
 }
 
-/** One evidence of how the gateway counts. */
+/** One piece of evidence of how the gateway counts: what was sent (class counts) and its usage. */
 export interface TokenObservation {
-  readonly bytes: number;
+  readonly profile: readonly number[];
   readonly tokens: number;
-  /** A single input: its ratio is an exact point, not an average over a request. */
+  /** A single input: an exact point, not a sum over a request. */
   readonly single: boolean;
 }
 
-/** Below this many bytes, per-request overhead tokens (BOS/EOS) swamp the ratio: no learning. */
-const MIN_EVIDENCE_BYTES = 256;
-/** Headroom over a single input's exact ratio (other texts of the same script vary a little). */
-const SINGLE_HEADROOM = 1.05;
-/** Headroom over a request's average ratio: some input of it was above the average. */
-const AVERAGE_HEADROOM = 1.15;
-/** The prior: a byte-level tokenizer counts at most one token per byte. */
-export const BYTE_BOUND = 1;
+/** Below this many characters, per-request overhead tokens (BOS/EOS) swamp the evidence. */
+const MIN_EVIDENCE_CHARS = 64;
+/** Headroom over the fitted envelope: texts not yet seen vary a little around those seen. */
+const HEADROOM = 1.05;
+/** Usage within this much of the estimate is not news (rounding, per-request overhead). */
+const TOLERANCE = 1.01;
+/** Batch observations kept for refits (singles are all kept: they are few and exact). */
+const MAX_BATCH_OBSERVATIONS = 512;
 
 export class TokenCalibration {
   readonly model: string;
   readonly budgetTokens: number;
   readonly #epochs: CalibrationEpoch[];
+  readonly #singles: TokenObservation[] = [];
+  readonly #batches: TokenObservation[] = [];
   #changed = false;
 
   constructor(model: string, budgetTokens: number, epochs?: readonly CalibrationEpoch[]) {
@@ -64,12 +81,12 @@ export class TokenCalibration {
     this.#epochs =
       epochs && epochs.length > 0
         ? [...epochs]
-        : [{ fromDocument: 0, tokensPerByte: BYTE_BOUND, budgetTokens, reason: 'prior' }];
+        : [{ fromDocument: 0, weights: BYTE_BOUND_WEIGHTS, budgetTokens, reason: 'prior' }];
   }
 
   /** A state persisted by an earlier run, when it was made for the same model and budget. */
   static restore(state: CalibrationState | undefined, model: string, budgetTokens: number): TokenCalibration {
-    const usable = state?.version === 1 && state.model === model && state.budgetTokens === budgetTokens;
+    const usable = state?.version === 2 && state.model === model && state.budgetTokens === budgetTokens;
     return new TokenCalibration(model, budgetTokens, usable ? state.epochs : undefined);
   }
 
@@ -95,41 +112,47 @@ export class TokenCalibration {
     return this.#epochs[0]!;
   }
 
-  /** Bytes per chunk in `epoch`. */
-  chunkBytes(epoch: CalibrationEpoch): number {
-    return Math.max(MIN_SPAN_BYTES, Math.floor(epoch.budgetTokens / epoch.tokensPerByte));
+  /** The current estimate of a text's gateway tokens. */
+  estimate(text: string): number {
+    return estimate(profileOf(text), this.current.weights);
   }
 
-  /** Whether a text of `bytes` bytes fits the budget under the current envelope. */
-  fits(bytes: number): boolean {
-    const { tokensPerByte, budgetTokens } = this.current;
-    return bytes * tokensPerByte <= budgetTokens;
+  /** Whether a text fits the budget under the current envelope. */
+  fits(text: string): boolean {
+    return this.estimate(text) <= this.current.budgetTokens;
   }
 
-  /** Sets the envelope from calibration probes (ratios of single inputs); before any planning. */
+  /** Sets the envelope from calibration probes (single inputs); before any planning. */
   calibrate(observations: readonly TokenObservation[]): void {
-    const ratios = observations.filter(usable).map((o) => o.tokens / o.bytes);
-    if (ratios.length === 0) return;
-    const tokensPerByte = Math.min(BYTE_BOUND, Math.max(...ratios) * SINGLE_HEADROOM);
+    for (const observation of observations) if (usable(observation)) this.#singles.push(observation);
+    if (this.#singles.length === 0) return;
     const { budgetTokens } = this;
-    this.#epochs.splice(0, this.#epochs.length, { fromDocument: 0, tokensPerByte, budgetTokens, reason: 'probes' });
+    this.#epochs.splice(0, this.#epochs.length, {
+      fromDocument: 0,
+      weights: this.#fit(),
+      budgetTokens,
+      reason: 'probes',
+    });
     this.#changed = true;
   }
 
   /**
    * Learns from one answer; `nextDocument` is the ordinal of the next document the planner will
-   * read (where a new epoch starts). Returns true when the envelope rose.
+   * read (where a new epoch starts). Returns true when the envelope changed.
    */
   observe(observation: TokenObservation, nextDocument: number, reason = 'usage'): boolean {
     if (!usable(observation)) return false;
-    const headroom = observation.single ? SINGLE_HEADROOM : AVERAGE_HEADROOM;
-    const ratio = observation.tokens / observation.bytes;
-    const current = this.current.tokensPerByte;
-    if (ratio <= current) return false;
+    const cut = reason === 'cut';
     // A cut input's usage is the context length, not its count: the truth is higher by an unknown
-    // amount, so the envelope at least doubles (a few steps reach any ratio up to the byte bound).
-    const floor = reason === 'cut' ? current * 2 : 0;
-    this.#open({ ...this.current, tokensPerByte: Math.max(ratio * headroom, floor), reason }, nextDocument);
+    // amount, so it is taken at twice its estimate at least (a few steps reach any real count).
+    const tokens = cut
+      ? Math.max(observation.tokens, 2 * estimate(observation.profile, this.current.weights))
+      : observation.tokens;
+    const evidence = { ...observation, tokens };
+    (evidence.single ? this.#singles : this.#batches).push(evidence);
+    if (this.#batches.length > MAX_BATCH_OBSERVATIONS) this.#batches.shift();
+    if (tokens <= estimate(observation.profile, this.current.weights) * TOLERANCE) return false;
+    this.#open({ ...this.current, weights: this.#fit(), reason }, nextDocument);
     return true;
   }
 
@@ -144,16 +167,6 @@ export class TokenCalibration {
     return true;
   }
 
-  #open(epoch: CalibrationEpoch, nextDocument: number): void {
-    const last = this.current;
-    const fromDocument = Math.max(nextDocument, last.fromDocument);
-    // No document was planned with the last epoch yet: replace it.
-    if (fromDocument === last.fromDocument && this.#epochs.length > 1) this.#epochs.pop();
-    else if (fromDocument === last.fromDocument) this.#epochs.length = 0;
-    this.#epochs.push({ ...epoch, fromDocument });
-    this.#changed = true;
-  }
-
   /** True once since the last call when the epochs changed (the caller persists them). */
   takeChange(): boolean {
     const changed = this.#changed;
@@ -162,10 +175,113 @@ export class TokenCalibration {
   }
 
   state(): CalibrationState {
-    return { version: 1, model: this.model, budgetTokens: this.budgetTokens, epochs: [...this.#epochs] };
+    return { version: 2, model: this.model, budgetTokens: this.budgetTokens, epochs: [...this.#epochs] };
+  }
+
+  #open(epoch: CalibrationEpoch, nextDocument: number): void {
+    const last = this.current;
+    const fromDocument = Math.max(nextDocument, last.fromDocument);
+    // No document was planned with the last epoch yet: replace it.
+    if (fromDocument === last.fromDocument) this.#epochs.pop();
+    this.#epochs.push({ ...epoch, fromDocument });
+    this.#changed = true;
+  }
+
+  /** Features some single input measured (see MEASURED_SHARE). */
+  measured(): boolean[] {
+    const shares = new Array<number>(CLASS_COUNT).fill(0);
+    for (const o of this.#singles) {
+      featureShares(o.profile).forEach((share, k) => {
+        shares[k] = Math.max(shares[k]!, share);
+      });
+    }
+    // Restored epochs measured what their weights moved off the byte bound.
+    const current = this.isPrior ? BYTE_BOUND_WEIGHTS : this.current.weights;
+    return shares.map((share, k) => share >= MEASURED_SHARE || current[k]! !== BYTE_BOUND_WEIGHTS[k]!);
+  }
+
+  /** Learns a probe of a feature not measured yet (lazy calibration); returns true when the weights changed. */
+  learnProbe(observation: TokenObservation, nextDocument: number): boolean {
+    if (!usable(observation)) return false;
+    this.#singles.push(observation);
+    const weights = this.#fit();
+    if (weights.every((w, k) => w === this.current.weights[k])) return false;
+    this.#open({ ...this.current, weights, reason: 'probes' }, nextDocument);
+    return true;
+  }
+
+  /**
+   * Weights that cover every observation: a non-negative least-squares fit of the single inputs'
+   * relative errors, ridge-pulled towards the byte bound scaled by the overall ratio (so features
+   * the evidence cannot tell apart share it), scaled up to cover the worst-covered observation
+   * (singles and request sums), plus headroom. Unmeasured features keep the byte bound, and a
+   * measured feature never drops below an earlier envelope: evidence only ever raises it.
+   */
+  #fit(): Weights {
+    const singles = this.#singles;
+    const measured = this.measured();
+    let tokens = 0;
+    let bound = 0;
+    for (const o of singles) {
+      tokens += o.tokens;
+      bound += estimate(o.profile, BYTE_BOUND_WEIGHTS);
+    }
+    const ratio = Math.min(1, tokens / Math.max(1, bound));
+    const target = BYTE_BOUND_WEIGHTS.map((w) => w * ratio);
+    // Normal equations of Σ ((c·w − t) / (c·b))² + λ Σ (w − target)², one single input a row.
+    const a = Array.from({ length: CLASS_COUNT }, () => new Array<number>(CLASS_COUNT).fill(0));
+    const r = new Array<number>(CLASS_COUNT).fill(0);
+    for (const o of singles) {
+      const scale = 1 / estimate(o.profile, BYTE_BOUND_WEIGHTS) ** 2;
+      for (let i = 0; i < CLASS_COUNT; i++) {
+        r[i]! += o.profile[i]! * o.tokens * scale;
+        for (let j = 0; j < CLASS_COUNT; j++) a[i]![j]! += o.profile[i]! * o.profile[j]! * scale;
+      }
+    }
+    const lambda = 1e-3;
+    const w = [...target];
+    for (let sweep = 0; sweep < 200; sweep++) {
+      for (let k = 0; k < CLASS_COUNT; k++) {
+        let rest = 0;
+        for (let j = 0; j < CLASS_COUNT; j++) if (j !== k) rest += a[k]![j]! * w[j]!;
+        const value = (r[k]! - rest + lambda * target[k]!) / (a[k]![k]! + lambda);
+        w[k] = Math.min(FIT_CEILING[k]!, Math.max(0, value));
+      }
+    }
+    // Unmeasured features keep the byte bound; measured ones never drop below an earlier envelope.
+    const previous = this.isPrior ? undefined : this.current.weights;
+    const base = w.map((weight, k) => {
+      if (!measured[k]) return BYTE_BOUND_WEIGHTS[k]!;
+      const earlier = previous?.[k];
+      return earlier !== undefined && earlier < BYTE_BOUND_WEIGHTS[k]! ? Math.max(weight, earlier) : weight;
+    });
+    let cover = 1;
+    for (const o of [...singles, ...this.#batches]) {
+      const estimated = estimate(o.profile, base);
+      if (estimated > 0) cover = Math.max(cover, o.tokens / estimated);
+    }
+    return base.map((weight, k) => (measured[k] ? weight * cover * HEADROOM : weight));
   }
 }
 
+/** Each feature's share of a text's characters; the ASCII features share their group's. */
+export function featureShares(profile: readonly number[]): number[] {
+  const chars = charsOf(profile);
+  let ascii = 0;
+  profile.forEach((count, k) => {
+    if (k < ASCII_FEATURES && k !== 1) ascii += count;
+  });
+  return profile.map((count, k) => (k < ASCII_FEATURES ? ascii : count) / chars);
+}
+
+function charsOf(profile: readonly number[]): number {
+  let chars = 0;
+  profile.forEach((count, k) => {
+    if (k !== 1) chars += count; // the word feature counts runs, not characters
+  });
+  return Math.max(1, chars);
+}
+
 function usable(observation: TokenObservation): boolean {
-  return observation.bytes >= MIN_EVIDENCE_BYTES && observation.tokens > 0;
+  return charsOf(observation.profile) >= MIN_EVIDENCE_CHARS && observation.tokens > 0;
 }

@@ -1,26 +1,27 @@
 /**
- * Document → chunks: each chunk fits a byte budget (derived from the gateway's token budget by the
- * calibration), cut at the most natural boundary available.
+ * Document → chunks: each chunk fits the gateway-token budget under the calibrated class weights
+ * (see profile.ts and calibration.ts), cut at the most natural boundary available.
  */
 import type { Chunk, Document } from '../domain.js';
 import { ConfigError } from '../errors.js';
 import { contentHash } from './hash.js';
 import { addOverlap } from './overlap.js';
-import { MIN_SPAN_BYTES, splitIntoSpans } from './spans.js';
+import { BYTE_BOUND_WEIGHTS, type Weights } from './profile.js';
+import { splitIntoSpans } from './spans.js';
 
 export interface ChunkOptions {
   /** The embedding model: part of every chunk's content hash. */
   readonly model: string;
-  /** UTF-8 bytes per chunk (see TokenCalibration.chunkBytes). */
-  readonly maxBytes: number;
-  /** Bytes of the previous chunk repeated at the start of the next; default 0. */
-  readonly overlapBytes?: number | undefined;
-  /** Gateway tokens per byte, for each chunk's `tokens` estimate; default 1 (the byte bound). */
-  readonly tokensPerByte?: number | undefined;
+  /** Estimated gateway tokens per chunk. */
+  readonly maxTokens: number;
+  /** Estimated tokens of the previous chunk repeated at the start of the next; default 0. */
+  readonly overlapTokens?: number | undefined;
+  /** Tokens per character class (see profile.ts); default the byte bound. */
+  readonly weights?: Weights | undefined;
 }
 
 /**
- * Cuts `doc` into chunks of at most `maxBytes` UTF-8 bytes.
+ * Cuts `doc` into chunks of at most `maxTokens` estimated gateway tokens.
  *
  * - A document that fits is one chunk. An empty document has no chunks.
  * - Otherwise cuts fall at paragraph boundaries (blank lines) where possible, then at sentence ends
@@ -29,34 +30,36 @@ export interface ChunkOptions {
  *   surrogate pair.
  * - Pieces are packed greedily; whitespace between pieces stays with the chunk before the cut.
  * - `text === doc.text.slice(start, end)`. Without overlap the chunks tile the text: first start 0,
- *   each end the next start, last end `doc.text.length`. With `overlapBytes > 0` a chunk's start
- *   moves back into the previous chunk by up to that many bytes (to a word start where possible),
+ *   each end the next start, last end `doc.text.length`. With `overlapTokens > 0` a chunk's start
+ *   moves back into the previous chunk by up to that many tokens (to a word start where possible),
  *   so chunks still cover the text in order; the non-overlapping part is packed to
- *   `maxBytes - overlapBytes`, and the whole chunk stays within `maxBytes`.
+ *   `maxTokens - overlapTokens`, and the whole chunk stays within `maxTokens`.
+ * - `tokens` is the estimate rounded up; `bytes` the UTF-8 length.
  * - Deterministic: the same document and options give the same chunks.
  *
- * Throws ConfigError('max-tokens') below MIN_SPAN_BYTES and ConfigError('overlap') unless
- * 0 ≤ overlapBytes < maxBytes / 2.
+ * Throws ConfigError('max-tokens') when the budget cannot hold the costliest character, and
+ * ConfigError('overlap') unless 0 ≤ overlapTokens < maxTokens / 2.
  */
 export function chunkDocument(doc: Document, options: ChunkOptions): Chunk[] {
-  const { model, maxBytes } = options;
-  const overlapBytes = options.overlapBytes ?? 0;
-  const tokensPerByte = options.tokensPerByte ?? 1;
-  if (!Number.isInteger(maxBytes) || maxBytes < MIN_SPAN_BYTES) {
-    throw new ConfigError('max-tokens', `a chunk must hold at least ${MIN_SPAN_BYTES} bytes, got ${maxBytes}`);
+  const { model, maxTokens } = options;
+  const overlapTokens = options.overlapTokens ?? 0;
+  const weights = options.weights ?? BYTE_BOUND_WEIGHTS;
+  const costliest = Math.max(...weights);
+  if (!(maxTokens >= costliest)) {
+    throw new ConfigError('max-tokens', `a chunk must hold at least ${costliest} tokens, got ${maxTokens}`);
   }
-  const overlapOk = Number.isInteger(overlapBytes) && overlapBytes >= 0 && overlapBytes * 2 < maxBytes;
-  if (!overlapOk || maxBytes - overlapBytes < MIN_SPAN_BYTES) {
+  const overlapOk = overlapTokens >= 0 && overlapTokens * 2 < maxTokens;
+  if (!overlapOk || maxTokens - overlapTokens < costliest) {
     throw new ConfigError(
       'overlap',
-      `must be below half of the chunk size (${maxBytes} bytes), got ${overlapBytes} bytes`,
+      `must be from 0 to below half of max-tokens (${maxTokens}), got ${overlapTokens}`,
     );
   }
   const { text } = doc;
-  let spans = splitIntoSpans(text, maxBytes - overlapBytes);
-  if (overlapBytes > 0) spans = addOverlap(text, spans, overlapBytes, maxBytes);
+  let spans = splitIntoSpans(text, maxTokens - overlapTokens, weights);
+  if (overlapTokens > 0) spans = addOverlap(text, spans, overlapTokens, maxTokens, weights);
 
-  return spans.map(({ start, end, bytes }, index) => {
+  return spans.map(({ start, end, bytes, tokens }, index) => {
     const chunkText = text.slice(start, end);
     return {
       documentId: doc.id,
@@ -65,7 +68,7 @@ export function chunkDocument(doc: Document, options: ChunkOptions): Chunk[] {
       start,
       end,
       bytes,
-      tokens: Math.ceil(bytes * tokensPerByte),
+      tokens: Math.ceil(tokens),
       hash: contentHash(model, chunkText),
     };
   });

@@ -1,12 +1,21 @@
 export { type BudgetOptions, chunkTokenBudget } from './budget.js';
 export {
-  BYTE_BOUND,
   type CalibrationEpoch,
   type CalibrationState,
+  featureShares,
+  MEASURED_SHARE,
   TokenCalibration,
   type TokenObservation,
 } from './calibration.js';
 export { type ChunkOptions, chunkDocument } from './chunker.js';
 export { contentHash } from './hash.js';
-export { MIN_SPAN_BYTES, type Span, splitIntoSpans } from './spans.js';
-export { utf8Length } from './utf8.js';
+export {
+  BYTE_BOUND_WEIGHTS,
+  CLASSES,
+  costOf,
+  estimate,
+  profileOf,
+  type Weights,
+} from './profile.js';
+export { type Span, splitIntoSpans } from './spans.js';
+export { prefixWithinBytes, utf8Length } from './utf8.js';

@@ -1,33 +1,34 @@
 /**
- * Splitting a text into contiguous spans of at most `budget` UTF-8 bytes, cutting at the coarsest
- * boundary that works: paragraphs, then sentences, then words, and a hard cut only inside a single
- * word that alone is over budget.
+ * Splitting a text into contiguous spans of at most `budget` estimated gateway tokens (see
+ * profile.ts), cutting at the coarsest boundary that works: paragraphs, then sentences, then words,
+ * and a hard cut only inside a single word that alone is over budget.
  *
- * Bytes add up exactly over concatenation, so packing is exact and greedy, and the whole split is
- * linear: a text that fits is measured once (natively), an oversized one a few times per level.
+ * The estimate adds up exactly over concatenation, so packing is exact and greedy, and the whole
+ * split is linear: a text that fits is measured once, an oversized one a few times per level.
  */
 import { isClassBoundary, Level, pieces, splitsSurrogatePair } from './boundaries.js';
-import { prefixWithinBytes, utf8Length } from './utf8.js';
+import { costOf, prefixWithinCost, type Weights } from './profile.js';
+import { utf8Length } from './utf8.js';
 
-/** `text.slice(start, end)` is `bytes` UTF-8 bytes long. */
+/** `text.slice(start, end)`: its estimated tokens and its UTF-8 length. */
 export interface Span {
   readonly start: number;
   readonly end: number;
+  readonly tokens: number;
   readonly bytes: number;
 }
 
-/** The smallest budget that holds any code point. */
-export const MIN_SPAN_BYTES = 4;
-
 /**
  * Contiguous spans covering `text` (`spans[0].start === 0`, each `end` is the next `start`, the
- * last `end` is `text.length`), each of at most `budget` bytes and none empty. Deterministic.
+ * last `end` is `text.length`), each of at most `budget` estimated tokens under `weights` and none
+ * empty. `budget` must hold any single character. Deterministic.
  */
-export function splitIntoSpans(text: string, budget: number): Span[] {
+export function splitIntoSpans(text: string, budget: number, weights: Weights): Span[] {
   if (text.length === 0) return [];
-  const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes <= budget) return [{ start: 0, end: text.length, bytes }];
-  const splitter = new SpanSplitter(text, budget);
+  const tokens = costOf(text, weights);
+  if (tokens <= budget)
+    return [{ start: 0, end: text.length, tokens, bytes: Buffer.byteLength(text, 'utf8') }];
+  const splitter = new SpanSplitter(text, budget, weights);
   splitter.pack(0, text.length, Level.paragraph);
   return splitter.spans;
 }
@@ -43,39 +44,45 @@ class SpanSplitter {
   constructor(
     private readonly text: string,
     private readonly budget: number,
+    private readonly weights: Weights,
   ) {}
+
+  private emit(start: number, end: number, tokens: number): void {
+    this.spans.push({ start, end, tokens, bytes: utf8Length(this.text, start, end) });
+  }
 
   /** Greedy packing of the pieces of `[start, end)` at `level`; a piece over budget is split finer. */
   pack(start: number, end: number, level: Level): void {
     let groupStart = start;
     let groupEnd = start;
-    let groupBytes = 0;
+    let groupTokens = 0;
     const flush = () => {
-      if (groupEnd > groupStart) this.spans.push({ start: groupStart, end: groupEnd, bytes: groupBytes });
+      if (groupEnd > groupStart) this.emit(groupStart, groupEnd, groupTokens);
       groupStart = groupEnd;
-      groupBytes = 0;
+      groupTokens = 0;
     };
     for (const piece of pieces(this.text, start, end, level)) {
-      const bytes = utf8Length(this.text, piece.start, piece.end);
-      if (bytes > this.budget) {
+      const tokens = costOf(this.text, this.weights, piece.start, piece.end);
+      if (tokens > this.budget) {
         flush();
         if (level === Level.word) this.hardCut(piece.start, piece.end);
         else this.pack(piece.start, piece.end, level === Level.paragraph ? Level.sentence : Level.word);
         groupStart = groupEnd = piece.end;
         continue;
       }
-      if (groupBytes + bytes > this.budget) flush();
+      if (groupTokens + tokens > this.budget) flush();
       groupEnd = piece.end;
-      groupBytes += bytes;
+      groupTokens += tokens;
     }
     flush();
   }
 
-  /** Cuts one over-budget word into spans of (nearly) `budget` bytes each. */
+  /** Cuts one over-budget word into spans of (nearly) `budget` tokens each. */
   private hardCut(start: number, end: number): void {
     for (let pos = start; pos < end; ) {
-      const cut = this.cleanCut(pos, prefixWithinBytes(this.text, pos, end, this.budget), end);
-      this.spans.push({ start: pos, end: cut, bytes: utf8Length(this.text, pos, cut) });
+      const limit = prefixWithinCost(this.text, this.weights, pos, end, this.budget);
+      const cut = this.cleanCut(pos, limit, end);
+      this.emit(pos, cut, costOf(this.text, this.weights, pos, cut));
       pos = cut;
     }
   }

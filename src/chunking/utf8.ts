@@ -19,28 +19,20 @@ export function utf8Length(text: string, start = 0, end = text.length): number {
   return bytes;
 }
 
-/**
- * The largest `cut` in `[start, end]` with `utf8Length(text, start, cut) <= maxBytes`, never
- * between the halves of a surrogate pair.
- */
-export function prefixWithinBytes(text: string, start: number, end: number, maxBytes: number): number {
+/** The longest prefix of `text` within `maxBytes` UTF-8 bytes, never splitting a surrogate pair. */
+export function prefixWithinBytes(text: string, maxBytes: number): string {
+  if (text.length * 3 <= maxBytes || utf8Length(text) <= maxBytes) return text;
   let bytes = 0;
-  let i = start;
-  while (i < end) {
+  let i = 0;
+  while (i < text.length) {
     const code = text.charCodeAt(i);
-    let units = 1;
-    let size: number;
-    if (code < 0x80) size = 1;
-    else if (code < 0x800) size = 2;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < end && isLowSurrogate(text.charCodeAt(i + 1))) {
-      size = 4;
-      units = 2;
-    } else size = 3;
+    const pair = isHighSurrogate(code) && isLowSurrogate(text.charCodeAt(i + 1));
+    const size = pair ? 4 : code < 0x80 ? 1 : code < 0x800 ? 2 : 3;
     if (bytes + size > maxBytes) break;
     bytes += size;
-    i += units;
+    i += pair ? 2 : 1;
   }
-  return i;
+  return text.slice(0, i);
 }
 
 export function isLowSurrogate(code: number): boolean {

@@ -68,6 +68,28 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
   if (summary.status === 'incomplete') process.exitCode = ExitCode.batchesFailed;
 }
 
+/** The chunk budget used, and why. */
+function describeSizing(s: RunSummary): string {
+  const sizing = s.sizing;
+  if (!sizing) return '';
+  const why: Record<string, string> = {
+    'byte-bound': 'no usage seen yet: at most one token per UTF-8 byte',
+    probes: 'learned from calibration probes',
+    usage: "raised by the gateway's reported usage",
+    cut: 'raised after the gateway cut an input',
+    rejection: 'raised after the gateway rejected an input as too long',
+    limit: 'the limit a rejection named',
+  };
+  const probes = sizing.calibration ? `; ${sizing.calibration.requests} calibration requests` : '';
+  const weights = Object.entries(sizing.tokensPerChar)
+    .map(([name, weight]) => `${name} ${weight.toFixed(2)}`)
+    .join(', ');
+  return (
+    `  chunks: up to ${sizing.budgetTokens} gateway tokens, estimated per character as ${weights} ` +
+    `(${why[sizing.basis] ?? sizing.basis}${probes})`
+  );
+}
+
 /** A path as short as it can be said from here (relative when inside the working folder). */
 function shortPath(path: string): string {
   const rel = relative(process.cwd(), path);
@@ -78,9 +100,14 @@ function describeSummary(s: RunSummary): string {
   const out = shortPath(s.outDir);
   const usd = `$${s.cost.toFixed(6)}`;
   if (s.status === 'dry-run') {
+    const bound = s.sizing?.basis === 'byte-bound';
     return (
       `dry run for ${s.model}: ${s.documents} documents, ${s.rejects} rejected, ${s.chunks} chunks, ` +
-      `${s.tokens} tokens in ${s.batches.planned} requests; estimated cost ${usd}\n`
+      `${bound ? 'at most ' : 'about '}${s.tokens} tokens in ${s.batches.planned} requests; estimated cost ` +
+      `${bound ? 'at most ' : ''}${usd}\n${describeSizing(s)}\n` +
+      (bound
+        ? '  (no calibration yet: planned with the UTF-8 byte bound; a real run first measures how the gateway counts)\n'
+        : '')
     );
   }
   const lines = [
@@ -88,6 +115,7 @@ function describeSummary(s: RunSummary): string {
     `  documents ${s.documents}, rejected ${s.rejects}${s.rejects > 0 ? ' (rejects.jsonl)' : ''}, chunks ${s.chunks}, tokens ${s.tokens}`,
     `  batches ${s.batches.planned}: ${s.batches.embedded} embedded, ${s.batches.resumed} already done, ${s.batches.failed} failed`,
     `  requests ${s.requests}, retries ${s.retries}, cost ${usd}, ${(s.elapsedMs / 1000).toFixed(1)} s`,
+    describeSizing(s),
   ];
   if (s.failures > 0) lines.push(`  ${s.failures} chunks could not be embedded: see failures.jsonl`);
   if (s.status === 'incomplete') lines.push('  re-run the same command to retry the failed batches');

@@ -30,8 +30,6 @@ export async function* readJsonl(options: JsonlReadOptions): AsyncGenerator<Corp
   }
 }
 
-const UNPAIRED_SURROGATE = /\p{Surrogate}/u;
-
 /** The entry for one line, or undefined for a blank line. */
 function lineToEntry(line: RawLine, options: JsonlReadOptions): CorpusEntry | undefined {
   const { file } = options;
@@ -59,10 +57,11 @@ function lineToEntry(line: RawLine, options: JsonlReadOptions): CorpusEntry | un
   if (id === undefined || id === null || id === '') return reject(file, number, Reason.missingId);
   if (typeof id !== 'string') return reject(file, number, Reason.nonStringId(typeOf(id)));
   // JSON escapes can spell a lone surrogate ("\ud800"), which no UTF-8 output can store exactly.
-  if (UNPAIRED_SURROGATE.test(id)) return reject(file, number, Reason.unpairedSurrogate('id'));
+  // isWellFormed: no lone surrogate; native, ~10× faster than a \p{Surrogate} scan.
+  if (!id.isWellFormed()) return reject(file, number, Reason.unpairedSurrogate('id'));
   if (text === undefined || text === null) return reject(file, number, Reason.missingText, id);
   if (typeof text !== 'string') return reject(file, number, Reason.nonStringText(typeOf(text)), id);
-  if (UNPAIRED_SURROGATE.test(text)) return reject(file, number, Reason.unpairedSurrogate('text'), id);
+  if (!text.isWellFormed()) return reject(file, number, Reason.unpairedSurrogate('text'), id);
   return toEntry(options.ids, file, number, id, text);
 }
 

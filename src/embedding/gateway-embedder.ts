@@ -94,7 +94,8 @@ class BatchOutcome {
   /** Rows in batch order of their documents, each document's by chunk index (re-plans finish in any order). */
   #sortRows(): void {
     const order = new Map<string, number>();
-    for (const chunk of this.chunks) if (!order.has(chunk.documentId)) order.set(chunk.documentId, order.size);
+    for (const chunk of this.chunks)
+      if (!order.has(chunk.documentId)) order.set(chunk.documentId, order.size);
     const rows = this.chunks.map((chunk, i) => ({ chunk, vector: this.vectors[i]! }));
     rows.sort(
       (a, b) =>
@@ -166,8 +167,22 @@ export class GatewayEmbedder {
    * counts them, or undefined when the gateway reports no usage. The answer's cost is returned too.
    */
   async measure(text: string, signal: AbortSignal): Promise<{ tokens?: number; cost: number }> {
-    const outcome = new BatchOutcome({ batchId: 'calibration', model: this.#options.model, chunks: [], tokens: 0 });
-    const probe: Chunk = { documentId: '', index: 0, text, start: 0, end: text.length, bytes: 0, tokens: 0, hash: '' };
+    const outcome = new BatchOutcome({
+      batchId: 'calibration',
+      model: this.#options.model,
+      chunks: [],
+      tokens: 0,
+    });
+    const probe: Chunk = {
+      documentId: '',
+      index: 0,
+      text,
+      start: 0,
+      end: text.length,
+      bytes: 0,
+      tokens: 0,
+      hash: '',
+    };
     const result = await this.#request([probe], outcome, signal);
     const tokens = result.usage?.promptTokens;
     return { ...(tokens !== undefined ? { tokens } : {}), cost: outcome.cost };
@@ -215,7 +230,10 @@ export class GatewayEmbedder {
       if (await this.#replan(documentId, outcome, signal)) continue;
       for (const chunk of chunks) {
         if (chunk.documentId !== documentId) continue;
-        outcome.fail(chunk, "the gateway may have truncated this chunk, and re-planning its document did not make it fit the gateway's token count");
+        outcome.fail(
+          chunk,
+          "the gateway may have truncated this chunk, and re-planning its document did not make it fit the gateway's token count",
+        );
         this.#options.stats.chunkFailures += 1;
       }
     }

@@ -5,6 +5,7 @@ import { SCRIPT_ENTRIES } from './faults.js';
 import { EMULATOR_API_KEY, EMULATOR_MANAGEMENT_KEY } from './keys.js';
 import type { EmulatorOptions } from './options.js';
 import { DEFAULT_PROVIDERS } from './providers.js';
+import { TOKENIZER_NAMES } from './tokens.js';
 
 /*
  * One schema for both ways of configuring an emulator: the options of startEmulator and the JSON
@@ -23,6 +24,7 @@ const embeddingModel = z.strictObject({
   name: label.exactOptional(),
   dims: positiveInt,
   contextLength: positiveInt,
+  tokenizer: z.enum(TOKENIZER_NAMES).exactOptional(),
   listContextLength: z.boolean().exactOptional(),
   overLong: z.enum(['truncate', 'reject']),
   pricePerToken: usdDecimal,

@@ -11,7 +11,7 @@ import { DEFAULT_MAX_INPUTS, type ModelCatalog } from './models.js';
 import type { EmbeddingModelConfig } from './options.js';
 import type { Sfc32 } from './prng.js';
 import { parseProviderPreferences } from './providers.js';
-import { tokenCount, tokensWithin, truncateToTokens } from './tokens.js';
+import { tokenizer } from './tokens.js';
 import { multimodalText, writeEmbedding } from './vectors.js';
 
 /** What one image part counts for, in tokens (billing and context length). */
@@ -21,6 +21,8 @@ export const IMAGE_TOKENS = 85;
 export interface PreparedInput {
   text: string;
   tokens: number;
+  /** Cut to the context length (a truncating model): its vector is of a prefix. */
+  truncated: boolean;
 }
 
 /** A valid POST /embeddings request. */
@@ -28,6 +30,8 @@ export interface EmbeddingJob {
   model: EmbeddingModelConfig;
   inputs: PreparedInput[];
   tokens: number;
+  /** Inputs cut to the context length. */
+  truncated: number;
   format: EncodingFormat;
   provider: ProviderPreferences | undefined;
 }
@@ -58,7 +62,8 @@ export function parseEmbeddingsRequest(body: unknown, catalog: ModelCatalog): Em
     typeof item === 'string' ? prepareText(model, item, i) : prepareBlock(model, item, i),
   );
   const tokens = inputs.reduce((sum, prepared) => sum + prepared.tokens, 0);
-  return { model, inputs, tokens, format, provider };
+  const truncated = inputs.reduce((sum, prepared) => sum + (prepared.truncated ? 1 : 0), 0);
+  return { model, inputs, tokens, truncated, format, provider };
 }
 
 /** A string, or the parts of a multimodal block. */
@@ -113,20 +118,25 @@ function tooLong(model: EmbeddingModelConfig, i: number, tokens: number): HttpEr
   );
 }
 
+/** Counts in the model's own tokenizer: the client must learn it from usage, not assume its own. */
 function prepareText(model: EmbeddingModelConfig, text: string, i: number): PreparedInput {
   const limit = model.contextLength;
-  const tokens = tokensWithin(text, limit);
-  if (tokens !== false) return { text, tokens };
-  if (model.overLong === 'truncate') return { text: truncateToTokens(text, limit), tokens: limit };
-  throw tooLong(model, i, tokenCount(text));
+  const counter = tokenizer(model.tokenizer);
+  const tokens = counter.countWithin(text, limit);
+  if (tokens !== false) return { text, tokens, truncated: false };
+  if (model.overLong === 'truncate') {
+    return { text: counter.truncate(text, limit), tokens: limit, truncated: true };
+  }
+  throw tooLong(model, i, counter.count(text));
 }
 
 /** Blocks are never truncated (there is no sensible way to cut an image): over-long is always 400. */
 function prepareBlock(model: EmbeddingModelConfig, parts: ContentPart[], i: number): PreparedInput {
+  const counter = tokenizer(model.tokenizer);
   let tokens = 0;
   for (const part of parts) {
     if (part.type === 'text') {
-      tokens += tokenCount(part.text);
+      tokens += counter.count(part.text);
     } else if (model.inputModalities?.includes('image')) {
       tokens += IMAGE_TOKENS;
     } else {
@@ -134,7 +144,7 @@ function prepareBlock(model: EmbeddingModelConfig, parts: ContentPart[], i: numb
     }
   }
   if (tokens > model.contextLength) throw tooLong(model, i, tokens);
-  return { text: multimodalText(parts), tokens };
+  return { text: multimodalText(parts), tokens, truncated: false };
 }
 
 /** How an answer delivers its vectors: as asked, or broken the ways real providers break. */

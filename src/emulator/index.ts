@@ -13,8 +13,10 @@ export type {
   ScriptEntry,
   TranscriptionModelConfig,
 } from './options.js';
+export { countPieces, piecesWithin, truncateToPieces } from './pieces.js';
 export { DEFAULT_PROVIDERS } from './providers.js';
 export { IN_FLIGHT_GRACE_MS, RETRY_AFTER_TOLERANCE_MS } from './ratelimit.js';
 export { type RunningEmulator, startEmulator } from './server.js';
 export type { EmulatorStats, RequestRecord } from './stats.js';
+export type { TokenizerName } from './tokens.js';
 export { embeddingFor } from './vectors.js';

@@ -2,7 +2,10 @@ import type { EmbeddingModelWire } from '../gateway/wire.js';
 import { HttpError } from './http.js';
 import type { EmbeddingModelConfig, TranscriptionModelConfig } from './options.js';
 
-/** The emulated models. Each one stands for a behaviour the pipeline must cope with. */
+/**
+ * The emulated models. Each one stands for a behaviour the pipeline must cope with. All count
+ * tokens in 'pieces', not the cl100k the client plans with: usage.prompt_tokens is the truth.
+ */
 export const DEFAULT_EMBEDDING_MODELS: readonly EmbeddingModelConfig[] = [
   {
     // The small, cheap model; silently cuts long inputs.
@@ -10,6 +13,7 @@ export const DEFAULT_EMBEDDING_MODELS: readonly EmbeddingModelConfig[] = [
     name: 'Emulator: Embed Small',
     dims: 384,
     contextLength: 512,
+    tokenizer: 'pieces',
     overLong: 'truncate',
     pricePerToken: '0.00000002',
     providers: ['alpha', 'beta'],
@@ -20,6 +24,7 @@ export const DEFAULT_EMBEDDING_MODELS: readonly EmbeddingModelConfig[] = [
     name: 'Emulator: Embed Large',
     dims: 1536,
     contextLength: 8192,
+    tokenizer: 'pieces',
     overLong: 'reject',
     pricePerToken: '0.00000013',
     providers: ['alpha', 'beta', 'gamma'],
@@ -30,6 +35,7 @@ export const DEFAULT_EMBEDDING_MODELS: readonly EmbeddingModelConfig[] = [
     name: 'Emulator: Embed (no context length)',
     dims: 256,
     contextLength: 4096,
+    tokenizer: 'pieces',
     listContextLength: false,
     overLong: 'reject',
     pricePerToken: '0.00000005',
@@ -41,6 +47,7 @@ export const DEFAULT_EMBEDDING_MODELS: readonly EmbeddingModelConfig[] = [
     name: 'Emulator: Vision Embed',
     dims: 512,
     contextLength: 2048,
+    tokenizer: 'pieces',
     overLong: 'reject',
     pricePerToken: '0.0000001',
     inputModalities: ['text', 'image'],

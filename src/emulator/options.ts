@@ -4,6 +4,8 @@
  * (models.ts, providers.ts, keys.ts, faults.ts).
  */
 
+import type { TokenizerName } from './tokens.js';
+
 export type InputModality = 'text' | 'image';
 
 export interface EmbeddingModelConfig {
@@ -11,8 +13,13 @@ export interface EmbeddingModelConfig {
   id: string;
   name?: string;
   dims: number;
-  /** Tokens one input may have (cl100k_base, as the emulator counts). */
+  /** Tokens one input may have, in the model's `tokenizer`. */
   contextLength: number;
+  /**
+   * How the model counts tokens (context length, truncation, the 400 message, usage). Default
+   * 'pieces' (see pieces.ts), which differs from the client's cl100k by script, as real providers do.
+   */
+  tokenizer?: TokenizerName;
   /** false: the listing omits `context_length`, yet the limit still applies (a hidden limit). Default true. */
   listContextLength?: boolean;
   /** An over-long text input is cut to `contextLength` tokens, or the request is answered 400. */

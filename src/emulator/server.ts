@@ -237,8 +237,10 @@ async function embeddings(context: RequestContext): Promise<Outcome> {
   const encoding = deliveredEncoding(job.format, fault, state);
   const cost = encoding === 'none' ? 0 : job.tokens * Number(job.model.pricePerToken);
   account.charge(cost);
-  if (encoding !== 'none')
-    state.recorder.served(account.label, provider, job.inputs.length, job.tokens, cost);
+  if (encoding !== 'none') {
+    const delivered = { inputs: job.inputs.length, tokens: job.tokens, truncated: job.truncated };
+    state.recorder.served(account.label, provider, delivered, cost);
+  }
   const body = renderEmbeddings(job, {
     id: state.nextResponseId(),
     provider,
@@ -278,7 +280,7 @@ async function transcriptions(context: RequestContext): Promise<Outcome> {
   if (fault === 'empty') return { status: 200, body: { text: '' } };
   const cost = transcriptionCost(job);
   account.charge(cost);
-  state.recorder.served(account.label, provider, 1, 0, cost);
+  state.recorder.served(account.label, provider, { inputs: 1, tokens: 0, truncated: 0 }, cost);
   return { status: 200, body: renderTranscription(job, cost) };
 }
 

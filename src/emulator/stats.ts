@@ -13,6 +13,8 @@ export interface EmulatorStats {
   inputs: number;
   /** Prompt tokens charged. */
   tokens: number;
+  /** Inputs that got a vector of a prefix: cut to the context length by a truncating model. */
+  truncated: number;
   /** USD charged, per key label. */
   spend: Record<string, number>;
   /** Requests that arrived before the instant a Retry-After told their key, per key label. */
@@ -54,6 +56,7 @@ export class Recorder {
     faults: {},
     inputs: 0,
     tokens: 0,
+    truncated: 0,
     spend: {},
     retryAfterViolations: {},
     inFlight: 0,
@@ -78,11 +81,17 @@ export class Recorder {
   }
 
   /** A successful answer: what it delivered and what it cost. */
-  served(label: string, provider: string, inputs: number, tokens: number, cost: number): void {
+  served(
+    label: string,
+    provider: string,
+    delivered: { inputs: number; tokens: number; truncated: number },
+    cost: number,
+  ): void {
     bump(this.stats.byProvider, provider);
     bump(this.stats.spend, label, cost);
-    this.stats.inputs += inputs;
-    this.stats.tokens += tokens;
+    this.stats.inputs += delivered.inputs;
+    this.stats.tokens += delivered.tokens;
+    this.stats.truncated += delivered.truncated;
   }
 
   answered(record: RequestRecord): void {

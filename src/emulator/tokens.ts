@@ -1,21 +1,40 @@
 import { countTokens, decode, encode, isWithinTokenLimit } from 'gpt-tokenizer/encoding/cl100k_base';
+import { countPieces, piecesWithin, truncateToPieces } from './pieces.js';
+
+/** How an emulated model counts tokens: context length, truncation, the 400 message and usage. */
+export const TOKENIZER_NAMES = ['pieces', 'cl100k'] as const;
+export type TokenizerName = (typeof TOKENIZER_NAMES)[number];
+
+/** A model's tokenizer unless its config names one: unlike the client's planning count (cl100k). */
+export const DEFAULT_TOKENIZER: TokenizerName = 'pieces';
+
+export interface Tokenizer {
+  count(text: string): number;
+  /** The count when it is at most `limit`, else false (without counting the whole text). */
+  countWithin(text: string, limit: number): number | false;
+  /** The text kept when `text` is cut to `limit` tokens. */
+  truncate(text: string, limit: number): string;
+}
 
 /**
- * Token counting as the emulated gateway does it: cl100k_base, with special-token checks off, so a
- * document containing `<|endoftext|>` is counted as the plain text it is instead of throwing.
+ * cl100k_base, with special-token checks off, so a document containing `<|endoftext|>` is counted
+ * as the plain text it is instead of throwing.
  */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
-export function tokenCount(text: string): number {
-  return countTokens(text, PLAIN_TEXT);
-}
+export const CL100K: Tokenizer = {
+  count: (text) => countTokens(text, PLAIN_TEXT),
+  countWithin: (text, limit) => isWithinTokenLimit(text, limit, PLAIN_TEXT),
+  truncate: (text, limit) => decode(encode(text, PLAIN_TEXT).slice(0, limit)),
+};
 
-/** The token count when it is at most `limit`, else false (without counting the whole text). */
-export function tokensWithin(text: string, limit: number): number | false {
-  return isWithinTokenLimit(text, limit, PLAIN_TEXT);
-}
+/** The SentencePiece-like count of pieces.ts. */
+export const PIECES: Tokenizer = {
+  count: countPieces,
+  countWithin: piecesWithin,
+  truncate: truncateToPieces,
+};
 
-/** The text decoded from the first `limit` tokens of `text`. */
-export function truncateToTokens(text: string, limit: number): string {
-  return decode(encode(text, PLAIN_TEXT).slice(0, limit));
+export function tokenizer(name: TokenizerName = DEFAULT_TOKENIZER): Tokenizer {
+  return name === 'cl100k' ? CL100K : PIECES;
 }

@@ -5,7 +5,7 @@ import type { ModelCatalog } from './models.js';
 import type { TranscriptionModelConfig } from './options.js';
 import { Sfc32 } from './prng.js';
 import { parseProviderPreferences } from './providers.js';
-import { tokenCount } from './tokens.js';
+import { CL100K } from './tokens.js';
 
 export const AUDIO_FORMATS: readonly string[] = ['wav', 'mp3', 'flac', 'ogg', 'm4a', 'webm'];
 
@@ -109,7 +109,8 @@ export function transcriptOf(audio: Buffer, seconds: number): string {
 export function renderTranscription(job: TranscriptionJob, cost: number): TranscriptionResponseWire {
   const text = transcriptOf(job.audio, job.seconds);
   const inputTokens = Math.ceil(job.seconds * AUDIO_TOKENS_PER_SECOND);
-  const outputTokens = tokenCount(text);
+  // The tokenizer choice is per embedding model; transcripts keep cl100k.
+  const outputTokens = CL100K.count(text);
   return {
     text,
     usage: {

@@ -2,8 +2,8 @@
  * Arrow IPC file encoding of one part (the `--format arrow` output). Uncompressed: readers can map
  * the file and use the vectors in place.
  */
-import { readFile } from 'node:fs/promises';
-import { tableFromIPC, tableToIPC } from 'apache-arrow';
+import { open } from 'node:fs/promises';
+import { RecordBatchReader, tableFromIPC, tableToIPC } from 'apache-arrow';
 import type { PartRows } from './rows.js';
 import { partTable } from './table.js';
 
@@ -17,7 +17,15 @@ export function arrowRowCount(bytes: Uint8Array): number {
   return tableFromIPC(bytes).numRows;
 }
 
-/** An Arrow IPC file's schema metadata. */
+/** An Arrow IPC file's schema metadata, read from its footer (a compacted file is not read whole). */
 export async function arrowFileMetadata(path: string): Promise<Record<string, string>> {
-  return Object.fromEntries(tableFromIPC(await readFile(path)).schema.metadata);
+  const handle = await open(path, 'r');
+  try {
+    const reader = await RecordBatchReader.from(handle);
+    await reader.open();
+    if (!reader.isFile()) throw new Error('not an Arrow IPC file');
+    return Object.fromEntries(reader.schema.metadata);
+  } finally {
+    await handle.close();
+  }
 }

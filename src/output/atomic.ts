@@ -56,8 +56,84 @@ export async function writeFileAtomic(
   if (options.syncDirectory ?? true) await syncDirectory(dirname(path));
 }
 
-/** Makes the rename itself durable. Best effort: not every platform lets a folder be fsynced. */
-async function syncDirectory(dir: string): Promise<void> {
+/**
+ * A file too large to hold in memory, written in pieces to a temp file in its folder; it only
+ * appears under its name (which may be known only once every byte is written) by rename.
+ */
+export class TempFile {
+  private handle: FileHandle | undefined;
+  private size = 0;
+
+  private constructor(
+    readonly path: string,
+    handle: FileHandle,
+  ) {
+    this.handle = handle;
+  }
+
+  /** A new temp file in the folder of `near` (its name only seeds the temp name). */
+  static async create(near: string): Promise<TempFile> {
+    const path = tempPathFor(near);
+    try {
+      return new TempFile(path, await open(path, 'wx'));
+    } catch (error) {
+      throw new OutputError(`cannot create ${path}: ${messageOf(error)}`, { cause: error });
+    }
+  }
+
+  get bytes(): number {
+    return this.size;
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    if (!this.handle) throw new OutputError(`${this.path}: written after close`);
+    try {
+      let done = 0;
+      while (done < chunk.byteLength) {
+        const { bytesWritten } = await this.handle.write(chunk, done, chunk.byteLength - done);
+        done += bytesWritten;
+      }
+      this.size += done;
+    } catch (error) {
+      throw new OutputError(`cannot write ${this.path}: ${messageOf(error)}`, { cause: error });
+    }
+  }
+
+  /** Flushes the bytes to disk and closes the file; it is still under its temp name. */
+  async close(): Promise<void> {
+    const handle = this.handle;
+    if (!handle) return;
+    this.handle = undefined;
+    try {
+      await handle.sync();
+      await handle.close();
+    } catch (error) {
+      await handle.close().catch(() => {});
+      throw new OutputError(`cannot write ${this.path}: ${messageOf(error)}`, { cause: error });
+    }
+  }
+
+  /** Renames the closed file to `path` (in the same folder), replacing what is there. */
+  async moveTo(path: string): Promise<void> {
+    if (this.handle) throw new OutputError(`${this.path}: moved before close`);
+    try {
+      await rename(this.path, path);
+    } catch (error) {
+      throw new OutputError(`cannot rename ${this.path} to ${path}: ${messageOf(error)}`, { cause: error });
+    }
+  }
+
+  /** Closes and removes the temp file; never throws (it runs on failure paths). */
+  async discard(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close().catch(() => {});
+    await rm(this.path, { force: true }).catch(() => {});
+  }
+}
+
+/** Makes renames and removals in `dir` durable. Best effort: not every platform lets a folder be fsynced. */
+export async function syncDirectory(dir: string): Promise<void> {
   let handle: FileHandle | undefined;
   try {
     handle = await open(dir, 'r');

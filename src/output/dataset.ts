@@ -3,13 +3,24 @@
  * `part-<batchId>.parquet` (or `.arrow`). Writing a part is atomic and idempotent (the same batch
  * replaces the same file), which turns at-least-once delivery into exactly-once output and lets a
  * re-run skip every batch whose part already exists.
+ *
+ * After a compaction (compact.ts) batches also live in compacted data files, which list the batches
+ * they hold in their metadata: a batch is committed when it has a part or is in a data file.
  */
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EmbeddedBatch } from '../domain.js';
 import { OutputError } from '../errors.js';
+import {
+  batchMetadata,
+  type CompactedContents,
+  parseCompactedFileName,
+  readCompactedContents,
+  withoutWriterKeys,
+} from './compacted-file.js';
+import { fileBatches } from './file-batches.js';
 import { isNotFound, messageOf } from './fs-errors.js';
-import { DEFAULT_PARQUET_COMPRESSION, type ParquetCompression } from './parquet.js';
+import { DEFAULT_PARQUET_COMPRESSION, type ParquetCompression, parquetFooter } from './parquet.js';
 import { CODECS, type OutputFormat, type PartFileSpec, writePartFile } from './part-file.js';
 import { partRowsFromBatch } from './rows.js';
 
@@ -37,6 +48,12 @@ export interface WrittenPart {
 const BATCH_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
 /** A complete part file of either format; temp files (`.part-….tmp-…`) never match. */
 const PART_FILE = /^part-(.+)\.(parquet|arrow)$/;
+
+/** The batch id and format of a part file's name; undefined for any other name. */
+export function parsePartFileName(name: string): { batchId: string; format: OutputFormat } | undefined {
+  const match = PART_FILE.exec(name);
+  return match ? { batchId: match[1]!, format: match[2] as OutputFormat } : undefined;
+}
 
 /** Per-part metadata keys added to the run metadata. */
 export const PART_METADATA_KEYS = {
@@ -78,14 +95,29 @@ export class DatasetWriter {
     }
   }
 
-  /** Batch ids of the part files of this writer's format in the folder (temp files ignored). */
+  /**
+   * Batch ids committed in this writer's format: its part files (temp files ignored) and the batches
+   * listed in its compacted data files.
+   */
   async existingParts(): Promise<Set<string>> {
-    const ids = new Set<string>();
-    for (const name of await this.listNames()) {
-      const match = PART_FILE.exec(name);
-      if (match && `.${match[2]}` === this.codec.extension) ids.add(match[1]!);
+    return new Set((await this.batchFiles()).keys());
+  }
+
+  /**
+   * The file holding each committed batch (relative to the folder). A part wins over a data file:
+   * both exist only after a compaction was interrupted, and compacting the parts again resolves it.
+   */
+  async batchFiles(): Promise<Map<string, string>> {
+    const files = new Map<string, string>();
+    const names = await this.listNames();
+    for (const name of names) {
+      const part = parsePartFileName(name);
+      if (part?.format === this.format) files.set(part.batchId, name);
     }
-    return ids;
+    for (const [name, contents] of await this.compactedFiles(names)) {
+      for (const batchId of contents.batches.keys()) if (!files.has(batchId)) files.set(batchId, name);
+    }
+    return files;
   }
 
   /**
@@ -107,34 +139,92 @@ export class DatasetWriter {
     return { file, rows: count, bytes };
   }
 
-  /** The key-value metadata of an existing part (run metadata, batch id, and any `extra`). */
-  async readPartMetadata(batchId: string): Promise<Record<string, string>> {
-    const path = join(this.dir, this.partFileName(batchId));
+  /** Rows in one file of the dataset (Parquet: from the footer; Arrow: counted by record batch). */
+  async rowCount(file: string): Promise<number> {
+    const path = join(this.dir, file);
     try {
-      return await this.codec.readMetadata(path);
+      if (this.format === 'parquet') return (await parquetFooter(path)).rows;
+      let rows = 0;
+      for await (const batch of fileBatches(path, this.format)) rows += batch.numRows;
+      return rows;
     } catch (error) {
-      throw new OutputError(`cannot read the metadata of ${path}: ${messageOf(error)}`, { cause: error });
+      throw new OutputError(`cannot count the rows of ${path}: ${messageOf(error)}`, { cause: error });
     }
   }
 
-  /** Removes part files (either format) that are not this format's part of a batch in `keep`: leftovers of older runs. */
+  /**
+   * The key-value metadata of a committed batch (run metadata, batch id, and any `extra`), from its
+   * part, or from the data file it was compacted into.
+   */
+  async readPartMetadata(batchId: string): Promise<Record<string, string>> {
+    const path = join(this.dir, this.partFileName(batchId));
+    try {
+      return withoutWriterKeys(await this.codec.readMetadata(path));
+    } catch (error) {
+      // (openAsBlob does not say ENOENT: ask the folder.)
+      if (await this.hasPart(batchId)) {
+        throw new OutputError(`cannot read the metadata of ${path}: ${messageOf(error)}`, { cause: error });
+      }
+    }
+    // Data files already read first (a resume asks for every batch), the folder only when none holds it.
+    for (const contents of this.compacted.values()) {
+      if (contents.batches.has(batchId)) return batchMetadata(contents, batchId);
+    }
+    for (const contents of (await this.compactedFiles(await this.listNames())).values()) {
+      if (contents.batches.has(batchId)) return batchMetadata(contents, batchId);
+    }
+    throw new OutputError(`batch ${batchId} has no part (${path}) and is in no data file of ${this.dir}`);
+  }
+
+  /**
+   * Removes what holds no batch of `keep` in this format: part files of other batches or of the
+   * other format, data files of the other format, and data files none of whose batches are in
+   * `keep`. A data file holding any batch of `keep` stays, whatever else it holds.
+   */
   async removeStaleParts(keep: Set<string>): Promise<string[]> {
-    const removed: string[] = [];
-    for (const name of await this.listNames()) {
-      const match = PART_FILE.exec(name);
-      if (!match) continue;
-      const current = `.${match[2]}` === this.codec.extension && keep.has(match[1]!);
-      if (current) continue;
+    const stale: string[] = [];
+    const names = await this.listNames();
+    for (const name of names) {
+      const part = parsePartFileName(name);
+      if (part && !(part.format === this.format && keep.has(part.batchId))) stale.push(name);
+      const compacted = parseCompactedFileName(name);
+      if (compacted && compacted.format !== this.format) stale.push(name);
+    }
+    for (const [name, contents] of await this.compactedFiles(names)) {
+      if (![...contents.batches.keys()].some((batchId) => keep.has(batchId))) stale.push(name);
+    }
+    for (const name of stale) {
       const path = join(this.dir, name);
       try {
         await rm(path, { force: true });
       } catch (error) {
         throw new OutputError(`cannot remove ${path}: ${messageOf(error)}`, { cause: error });
       }
-      removed.push(name);
+      this.compacted.delete(name);
     }
-    return removed.sort();
+    return stale.sort();
   }
+
+  /**
+   * The contents of this format's data files among `names`. Footers are read once per writer: a
+   * data file's name carries its content id, so a name never holds other contents.
+   */
+  private async compactedFiles(names: readonly string[]): Promise<Map<string, CompactedContents>> {
+    const files = new Map<string, CompactedContents>();
+    for (const name of this.compacted.keys()) if (!names.includes(name)) this.compacted.delete(name);
+    for (const name of [...names].sort()) {
+      if (parseCompactedFileName(name)?.format !== this.format) continue;
+      let contents = this.compacted.get(name);
+      if (!contents) {
+        contents = await readCompactedContents(this.dir, name, this.format);
+        this.compacted.set(name, contents);
+      }
+      files.set(name, contents);
+    }
+    return files;
+  }
+
+  private readonly compacted = new Map<string, CompactedContents>();
 
   private partMetadata(batchId: string, batch: EmbeddedBatch): Record<string, string> {
     const metadata: Record<string, string> = { ...this.metadata, [PART_METADATA_KEYS.batchId]: batchId };

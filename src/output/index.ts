@@ -2,10 +2,18 @@
 export { arrowRowCount, encodeArrowIpcFile } from './arrow.js';
 export { isTempName, writeFileAtomic } from './atomic.js';
 export {
+  type CompactedFile,
+  type CompactionResult,
+  type CompactOptions,
+  compactParts,
+} from './compact.js';
+export { COMPACTED_BATCHES_KEY, parseCompactedFileName } from './compacted-file.js';
+export {
   DatasetWriter,
   type DatasetWriterOptions,
   type OutputFormat,
   PART_METADATA_KEYS,
+  parsePartFileName,
   type WrittenPart,
 } from './dataset.js';
 export { JsonlFile } from './jsonl.js';

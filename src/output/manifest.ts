@@ -19,6 +19,7 @@ export interface ManifestCounts {
   readonly rows: number;
   readonly rejects: number;
   readonly failures: number;
+  /** Prompt tokens the gateway reported for the dataset's batches (what was paid for, whichever run). */
   readonly tokens: number;
   readonly cost: number;
   readonly requests: number;

@@ -75,20 +75,51 @@ export async function parquetRowCount(bytes: Uint8Array): Promise<number> {
 
 /** A Parquet file's key-value metadata, read from its footer (the file is not read whole). */
 export async function parquetFileMetadata(path: string): Promise<Record<string, string>> {
+  return (await parquetFooter(path)).metadata;
+}
+
+export interface ParquetFooter {
+  readonly metadata: Record<string, string>;
+  readonly rows: number;
+  /** Rows per row group. */
+  readonly rowGroups: readonly number[];
+}
+
+/** What a Parquet file's footer says: key-value metadata and row counts (the file is not read whole). */
+export async function parquetFooter(path: string): Promise<ParquetFooter> {
   const file = await pw.ParquetFile.fromFile(await openAsBlob(path));
   try {
     const meta = file.metadata();
     const fileMeta = meta.fileMetadata();
     const entries = fileMeta.keyValueMetadata() as Map<string, string>;
+    const rows = fileMeta.numRows();
+    const rowGroups: number[] = [];
+    for (let i = 0; i < meta.numRowGroups(); i++) {
+      const group = meta.rowGroup(i);
+      rowGroups.push(group.numRows());
+      group.free();
+    }
     fileMeta.free();
     meta.free();
-    return Object.fromEntries(entries);
+    return { metadata: Object.fromEntries(entries), rows, rowGroups };
   } finally {
     file.free();
   }
 }
 
-function writerProperties(metadata: Record<string, string>, compression: ParquetCompression) {
+/** Row group limits for files of many batches (a part is one row group whatever its size). */
+export interface RowGroupLimits {
+  /** Column bytes per row group, uncompressed: the writer closes a row group when it reaches this. */
+  readonly bytes: number;
+  readonly rows: number;
+}
+
+/** The writer settings above; `rowGroups` for a compacted file. The caller owns (or hands on) the result. */
+export function writerProperties(
+  metadata: Record<string, string>,
+  compression: ParquetCompression,
+  rowGroups?: RowGroupLimits,
+): pw.WriterProperties {
   let builder = new pw.WriterPropertiesBuilder()
     .setCompression(CODECS[compression])
     .setDictionaryEnabled(false)
@@ -98,5 +129,6 @@ function writerProperties(metadata: Record<string, string>, compression: Parquet
   for (const column of COLUMNS) {
     if (column !== 'embedding') builder = builder.setColumnEncoding(column, pw.Encoding.PLAIN);
   }
+  if (rowGroups) builder = builder.setMaxRowGroupBytes(rowGroups.bytes).setMaxRowGroupSize(rowGroups.rows);
   return builder.build();
 }

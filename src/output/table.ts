@@ -19,6 +19,8 @@ import type { PartRows } from './rows.js';
 
 /** The column of the document id: what a compaction's row filter is asked about. */
 export const ID_COLUMN = 'id';
+/** The column of the content hash: what a compaction keeps the rows of still-planned batches by. */
+export const HASH_COLUMN = 'content_hash';
 
 /** Column names, in file order. */
 export const COLUMNS = ['id', 'chunk_index', 'text', 'embedding', 'tokens', 'content_hash'] as const;

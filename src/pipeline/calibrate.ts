@@ -5,7 +5,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type CalibrationState, type TokenObservation, utf8Length } from '../chunking/index.js';
+import {
+  type CalibrationState,
+  CLASSES,
+  prefixWithinBytes,
+  profileOf,
+  type TokenObservation,
+} from '../chunking/index.js';
 import type { RunSettings } from '../config/settings.js';
 import { openCorpus } from '../corpus/index.js';
 import type { GatewayEmbedder } from '../embedding/gateway-embedder.js';
@@ -17,7 +23,7 @@ import type { RunSizing } from './sizing.js';
 export const CALIBRATION_FILE = '_calibration.json';
 
 /** Probes sent: enough to meet the corpus's scripts near its start, few enough to cost nothing. */
-export const CALIBRATION_PROBES = 8;
+export const CALIBRATION_PROBES = 12;
 /** Documents looked at for probes (every k-th is taken, so they spread over the start). */
 const PROBE_WINDOW = 256;
 /** Largest probe: a few KB give a stable ratio. */
@@ -65,44 +71,52 @@ export async function calibrate(
       cost += measured.cost;
       if (measured.tokens === undefined) return;
       tokens += measured.tokens;
-      observations.push({ bytes: utf8Length(text), tokens: measured.tokens, single: true });
+      observations.push({ profile: profileOf(text), tokens: measured.tokens, single: true });
     }),
   );
   calibration.calibrate(observations);
-  const { tokensPerByte } = calibration.current;
+  const { weights } = calibration.current;
   if (texts.length > 0 && calibration.isPrior) {
     logger.warn(
       'the gateway reported no usage for the calibration probes: chunks are sized by the UTF-8 byte bound',
     );
   } else if (texts.length > 0) {
     logger.info(
-      { probes: texts.length, tokensPerByte: Number(tokensPerByte.toFixed(4)) },
+      {
+        probes: texts.length,
+        weights: Object.fromEntries(CLASSES.map((c, k) => [c, Number(weights[k]!.toFixed(3))])),
+      },
       'calibrated the chunk budget to the gateway token count',
     );
   }
   return { requests: texts.length, tokens, cost };
 }
 
+/**
+ * Probe texts from the corpus's first documents: for each character class, the document richest in
+ * it (so every class the corpus starts with is measured on its own), then others spread over the
+ * window; each cut to `maxBytes`.
+ */
 async function probeTexts(settings: RunSettings, maxBytes: number): Promise<string[]> {
-  const documents: string[] = [];
+  const documents: { text: string; shares: number[] }[] = [];
   for await (const entry of openCorpus(corpusOptions(settings))) {
-    if (entry.kind === 'document' && entry.document.text.trim() !== '') documents.push(entry.document.text);
+    if (entry.kind !== 'document' || entry.document.text.trim() === '') continue;
+    const text = prefixWithinBytes(entry.document.text, maxBytes);
+    const profile = profileOf(text);
+    const total = profile.reduce((a, b) => a + b, 0) || 1;
+    documents.push({ text, shares: profile.map((count) => count / total) });
     if (documents.length >= PROBE_WINDOW) break;
   }
+  const chosen = new Set<number>();
+  CLASSES.forEach((_, k) => {
+    let best = -1;
+    documents.forEach((doc, i) => {
+      if (doc.shares[k]! > 0 && !chosen.has(i) && (best < 0 || doc.shares[k]! > documents[best]!.shares[k]!))
+        best = i;
+    });
+    if (best >= 0 && chosen.size < CALIBRATION_PROBES) chosen.add(best);
+  });
   const step = Math.max(1, Math.floor(documents.length / CALIBRATION_PROBES));
-  const texts: string[] = [];
-  for (let i = 0; i < documents.length && texts.length < CALIBRATION_PROBES; i += step) {
-    texts.push(prefixOf(documents[i]!, maxBytes));
-  }
-  return texts;
-}
-
-/** The longest prefix of `text` within `maxBytes` UTF-8 bytes, never splitting a surrogate pair. */
-function prefixOf(text: string, maxBytes: number): string {
-  if (utf8Length(text) <= maxBytes) return text;
-  let end = Math.min(text.length, maxBytes);
-  while (end > 0 && utf8Length(text, 0, end) > maxBytes) end = Math.floor(end * 0.9);
-  const code = text.charCodeAt(end - 1);
-  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
-  return text.slice(0, end);
+  for (let i = 0; i < documents.length && chosen.size < CALIBRATION_PROBES; i += step) chosen.add(i);
+  return [...chosen].sort((a, b) => a - b).map((i) => documents[i]!.text);
 }

@@ -76,6 +76,7 @@ export function plannedBatches(
         continue;
       }
       stats.documents += 1;
+      await sizing.probeFor(entry.document);
       for (const chunk of sizing.plan(entry.document)) {
         stats.chunks += 1;
         stats.tokens += chunk.tokens;

@@ -9,7 +9,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { TokenCalibration } from '../chunking/index.js';
+import { CLASSES, TokenCalibration } from '../chunking/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { RunSettings } from '../config/settings.js';
 import type { Batch, ChunkFailure } from '../domain.js';
@@ -29,8 +29,9 @@ import {
   batchRecordOf,
   DatasetTally,
 } from './batch-record.js';
-import { PartCommitter } from './part-committer.js';
 import { type CalibrationCost, calibrate, readCalibration, writeCalibration } from './calibrate.js';
+import { compactDataset, RetainedRows } from './finalize.js';
+import { PartCommitter } from './part-committer.js';
 import { findModel, makePlan, plannedBatches, type RunPlan } from './plan.js';
 import { RunSizing } from './sizing.js';
 import { type RunSummary, type SizingSummary, summarize } from './summary.js';
@@ -77,7 +78,8 @@ async function dryRun(
   sizing: RunSizing,
   stats: RunStats,
 ): Promise<RunSummary> {
-  for await (const _batch of plannedBatches(settings, plan, sizing, stats, () => {})) stats.batchesPlanned += 1;
+  for await (const _batch of plannedBatches(settings, plan, sizing, stats, () => {}))
+    stats.batchesPlanned += 1;
   stats.planningDone = true;
   const cost = stats.tokens * (plan.model.pricing?.promptPerToken ?? 0);
   return summarize('dry-run', settings, stats, {
@@ -119,7 +121,8 @@ async function embedCorpus(
   // Committed batches of earlier runs, with their accounting (footers only): skipped when planned
   // again, and the documents they re-planned are theirs.
   const committed = new Map<string, BatchRecord | undefined>();
-  for (const batchId of await writer.existingParts()) {
+  const committedIn = await writer.batchFiles();
+  for (const batchId of committedIn.keys()) {
     const record = batchRecordFrom(await writer.readPartMetadata(batchId));
     committed.set(batchId, record);
     for (const documentId of record?.replanned ?? []) sizing.restoreOwner(documentId, batchId);
@@ -140,9 +143,19 @@ async function embedCorpus(
   });
 
   const signal = deps.signal ?? new AbortController().signal;
-  let calibrationCost: CalibrationCost = { requests: 0, tokens: 0, cost: 0 };
+  const calibrationCost = { requests: 0, tokens: 0, cost: 0 };
+  sizing.measureWith(async (text) => {
+    const measured = await embedder.measure(text, signal);
+    calibrationCost.requests += 1;
+    calibrationCost.tokens += measured.tokens ?? 0;
+    calibrationCost.cost += measured.cost;
+    return measured.tokens;
+  });
   if (sizing.calibration.isPrior) {
-    calibrationCost = await calibrate(settings, sizing, embedder, logger, signal);
+    const spent = await calibrate(settings, sizing, embedder, logger, signal);
+    calibrationCost.requests += spent.requests;
+    calibrationCost.tokens += spent.tokens;
+    calibrationCost.cost += spent.cost;
     if (sizing.calibration.takeChange()) await writeCalibration(settings.outDir, sizing);
   }
   // Epochs opened by the answers of batches are persisted before any later part is written, so a
@@ -156,6 +169,7 @@ async function embedCorpus(
   };
 
   const tally = new DatasetTally();
+  const retained = new RetainedRows();
   const planned = new Set<string>();
   /** Batches whose retries ran out this run: not committed, so a re-run sends them again. */
   const failedBatches = new Map<Batch, BatchFailedError>();
@@ -193,17 +207,20 @@ async function embedCorpus(
     },
   );
 
-  const onAbort = () =>
-    queue.abort(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+  const onAbort = () => queue.abort(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
   signal.addEventListener('abort', onAbort, { once: true });
   try {
-    for await (const batch of plannedBatches(settings, plan, sizing, stats, (reject) => rejects.add(reject))) {
+    for await (const batch of plannedBatches(settings, plan, sizing, stats, (reject) =>
+      rejects.add(reject),
+    )) {
       stats.batchesPlanned += 1;
       planned.add(batch.batchId);
       if (committed.has(batch.batchId)) {
         stats.batchesSkipped += 1;
         const record = committed.get(batch.batchId);
         if (record) tally.add(record);
+        const file = committedIn.get(batch.batchId)!;
+        if (!file.startsWith('part-')) retained.add(file, batch.chunks);
         sizing.release(batch.chunks);
         continue;
       }
@@ -237,11 +254,20 @@ async function embedCorpus(
   await failuresFile.close();
 
   const failedIds = new Set([...failedBatches.keys()].map((b) => b.batchId));
-  const files = [...planned].filter((id) => !failedIds.has(id)).map((id) => writer.partFileName(id));
+  let files = [...planned]
+    .filter((id) => !failedIds.has(id))
+    .map((id) => committedIn.get(id) ?? writer.partFileName(id));
+  let rows = tally.rows;
   const complete = failedIds.size === 0;
   if (complete) {
     const removed = await writer.removeStaleParts(planned);
     if (removed.length > 0) logger.info({ removed: removed.length }, 'removed part files of an earlier plan');
+    ({ files, rows } = await compactDataset({
+      writer,
+      planned: [...planned],
+      owners: sizing.owners(),
+      retained,
+    }));
     await writeManifest(settings.outDir, {
       version: 1,
       tool: TOOL,
@@ -254,10 +280,10 @@ async function embedCorpus(
       counts: {
         documents: stats.documents,
         chunks: stats.chunks,
-        rows: tally.rows,
+        rows,
         rejects: stats.rejects,
         failures: failures.length,
-        tokens: stats.tokens,
+        tokens: tally.promptTokens,
         cost: tally.cost,
         requests: tally.requests,
         retries: tally.retries,
@@ -269,7 +295,7 @@ async function embedCorpus(
   return summarize(complete ? 'done' : 'incomplete', settings, stats, {
     cost: stats.cost,
     files,
-    rows: tally.rows,
+    rows,
     failures: failures.length,
     sizing: sizingSummary(sizing, calibrationCost),
     ...(dims ? { dims } : {}),
@@ -282,8 +308,9 @@ function sizingSummary(sizing: RunSizing, calibration?: CalibrationCost): Sizing
   const current = state.current;
   return {
     budgetTokens: current.budgetTokens,
-    tokensPerByte: Number(current.tokensPerByte.toFixed(6)),
-    chunkBytes: state.chunkBytes(current),
+    tokensPerChar: Object.fromEntries(
+      CLASSES.map((name, k) => [name, Number(current.weights[k]!.toFixed(4))]),
+    ),
     basis: state.isPrior ? 'byte-bound' : current.reason,
     epochs: state.epochs.length,
     ...(calibration && calibration.requests > 0 ? { calibration } : {}),

@@ -13,7 +13,16 @@
  *   chunks, numbered 0..k-1 afresh, and every other copy of its old chunks is dropped (before
  *   sending, or at finalize from committed parts).
  */
-import { type CalibrationEpoch, chunkDocument, type TokenCalibration } from '../chunking/index.js';
+import {
+  type CalibrationEpoch,
+  CLASSES,
+  chunkDocument,
+  featureShares,
+  MEASURED_SHARE,
+  prefixWithinBytes,
+  profileOf,
+  type TokenCalibration,
+} from '../chunking/index.js';
 import type { Chunk, Document } from '../domain.js';
 import type { ChunkSizing } from '../embedding/chunk-sizing.js';
 
@@ -45,6 +54,14 @@ export interface SizingOptions {
   readonly margin: number;
 }
 
+/** Measures one text at the gateway: its usage.prompt_tokens, or undefined when it reports none. */
+export type Probe = (text: string) => Promise<number | undefined>;
+
+/** Lazy probes per run at most: one per feature is the aim. */
+const MAX_LAZY_PROBES = 32;
+/** Largest lazy probe, in bytes (and never above the budget: the byte bound keeps it uncut). */
+const MAX_PROBE_BYTES = 8192;
+
 export class RunSizing implements ChunkSizing {
   readonly calibration: TokenCalibration;
   readonly #options: SizingOptions;
@@ -53,10 +70,44 @@ export class RunSizing implements ChunkSizing {
   /** Documents re-planned by committed batches of earlier runs: document id → owner batch id. */
   readonly #restoredOwners = new Map<string, string>();
   #nextOrdinal = 0;
+  readonly #probed = new Set<number>();
+  #lazyProbes = 0;
+  #probe: Probe | undefined;
 
   constructor(options: SizingOptions) {
     this.#options = options;
     this.calibration = options.calibration;
+  }
+
+  /** Enables lazy probes (a real run; a dry run calls no embeddings). */
+  measureWith(probe: Probe): void {
+    this.#probe = probe;
+  }
+
+  /**
+   * Before a document is planned: when it is rich in a feature no single input measured yet (a
+   * script met after the calibration probes), measures a prefix of it at the gateway first, so its
+   * chunks are sized from evidence instead of the byte bound.
+   */
+  async probeFor(document: Document): Promise<void> {
+    const probe = this.#probe;
+    if (probe === undefined || this.#lazyProbes >= MAX_LAZY_PROBES) return;
+    const text = prefixWithinBytes(
+      document.text,
+      Math.min(MAX_PROBE_BYTES, this.calibration.current.budgetTokens),
+    );
+    const profile = profileOf(text);
+    if (text.length < 64) return;
+    const measured = this.calibration.measured();
+    const wanted = featureShares(profile).findIndex(
+      (share, k) => !measured[k] && !this.#probed.has(k) && share >= MEASURED_SHARE,
+    );
+    if (wanted < 0) return;
+    this.#probed.add(wanted);
+    this.#lazyProbes += 1;
+    const tokens = await probe(text);
+    if (tokens !== undefined)
+      this.calibration.learnProbe({ profile, tokens, single: true }, this.#nextOrdinal);
   }
 
   /** Chunks of the next document in corpus order, sized by its epoch. */
@@ -92,7 +143,7 @@ export class RunSizing implements ChunkSizing {
     const replanned = new Set<string>();
     for (const chunk of chunks) {
       if (this.isStale(chunk, batchId)) continue;
-      if (!this.calibration.fits(chunk.bytes) && !replanned.has(chunk.documentId)) {
+      if (!replanned.has(chunk.documentId) && !this.calibration.fits(chunk.text)) {
         const pieces = this.replan(chunk.documentId, batchId);
         if (pieces) {
           replanned.add(chunk.documentId);
@@ -116,16 +167,21 @@ export class RunSizing implements ChunkSizing {
   learn(sent: readonly Chunk[], usageTokens: number | undefined): Set<string> {
     const redo = new Set<string>();
     if (usageTokens === undefined) return redo;
-    const bytes = sent.reduce((sum, chunk) => sum + chunk.bytes, 0);
+    const profile = CLASSES.map(() => 0);
+    for (const chunk of sent) {
+      profileOf(chunk.text).forEach((count, k) => {
+        profile[k]! += count;
+      });
+    }
     const single = sent.length === 1;
     const { contextLength } = this.#options;
     const cut = single && contextLength !== undefined && usageTokens >= contextLength;
     this.calibration.observe(
-      { bytes, tokens: usageTokens, single },
+      { profile, tokens: usageTokens, single },
       this.#nextOrdinal,
       cut ? 'cut' : 'usage',
     );
-    for (const chunk of sent) if (cut || !this.calibration.fits(chunk.bytes)) redo.add(chunk.documentId);
+    for (const chunk of sent) if (cut || !this.calibration.fits(chunk.text)) redo.add(chunk.documentId);
     return redo;
   }
 
@@ -134,7 +190,7 @@ export class RunSizing implements ChunkSizing {
     if (stated.limit !== undefined) this.calibration.limitStated(stated.limit, this.#options.margin, next);
     // The gateway's own count when its message names one; else just over the budget it refused.
     const tokens = stated.counted ?? this.calibration.current.budgetTokens + 1;
-    this.calibration.observe({ bytes: chunk.bytes, tokens, single: true }, next, 'rejection');
+    this.calibration.observe({ profile: profileOf(chunk.text), tokens, single: true }, next, 'rejection');
   }
 
   replan(documentId: string, batchId: string): Chunk[] | undefined {
@@ -149,18 +205,14 @@ export class RunSizing implements ChunkSizing {
   }
 
   #chunk(document: Document, epoch: CalibrationEpoch): Chunk[] {
-    const ratio = epoch.tokensPerByte;
-    const maxBytes = this.calibration.chunkBytes(epoch);
-    // Overlap is asked for in tokens; below half a chunk, as the chunker requires.
-    const overlapBytes = Math.min(
-      Math.floor(this.#options.overlapTokens / ratio),
-      Math.ceil(maxBytes / 2) - 1,
-    );
+    const maxTokens = epoch.budgetTokens;
+    // Below half a chunk, as the chunker requires (a budget lowered by a rejection may need it).
+    const overlapTokens = Math.min(this.#options.overlapTokens, Math.ceil(maxTokens / 2) - 1);
     return chunkDocument(document, {
       model: this.#options.model,
-      maxBytes,
-      overlapBytes,
-      tokensPerByte: ratio,
+      maxTokens,
+      overlapTokens,
+      weights: epoch.weights,
     });
   }
 }

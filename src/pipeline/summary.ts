@@ -37,10 +37,8 @@ export interface RunSummary {
 export interface SizingSummary {
   /** Gateway tokens per chunk. */
   readonly budgetTokens: number;
-  /** The learned envelope of gateway tokens per UTF-8 byte. */
-  readonly tokensPerByte: number;
-  /** UTF-8 bytes per chunk, for documents planned now. */
-  readonly chunkBytes: number;
+  /** The learned envelope: gateway tokens per character of each class (see chunking/profile.ts). */
+  readonly tokensPerChar: Readonly<Record<string, number>>;
   /** What set it: "byte-bound" (no evidence), "probes", "usage", "rejection", "cut", "limit". */
   readonly basis: string;
   /** How often it changed during the run(s) of this dataset, plus one. */

@@ -10,13 +10,13 @@ describe('chunkDocument on generated documents', () => {
     for (let seed = 1; seed <= 160; seed++) {
       const rand = seeded(seed);
       const text = randomDocument(rand);
-      const maxBytes = BUDGETS[seed % BUDGETS.length]!;
-      const options = { model: 'm', maxBytes };
+      const maxTokens = BUDGETS[seed % BUDGETS.length]!;
+      const options = { model: 'm', maxTokens };
       const chunks = chunkDocument(doc(text), options);
       try {
-        expectValidChunks(text, chunks, maxBytes);
+        expectValidChunks(text, chunks, maxTokens);
       } catch (error) {
-        throw new Error(`seed ${seed}, maxBytes ${maxBytes}: ${(error as Error).message}`);
+        throw new Error(`seed ${seed}, maxTokens ${maxTokens}: ${(error as Error).message}`);
       }
       expect(chunkDocument(doc(text), options)).toEqual(chunks);
     }
@@ -26,15 +26,15 @@ describe('chunkDocument on generated documents', () => {
     for (let seed = 1000; seed < 1080; seed++) {
       const rand = seeded(seed);
       const text = randomDocument(rand);
-      const maxBytes = [16, 40, 120, 600][seed % 4]!;
-      const overlapBytes = Math.floor(rand() * (maxBytes / 2));
-      const options = { model: 'm', maxBytes, overlapBytes };
+      const maxTokens = [16, 40, 120, 600][seed % 4]!;
+      const overlapTokens = Math.floor(rand() * (maxTokens / 2));
+      const options = { model: 'm', maxTokens, overlapTokens };
       const chunks = chunkDocument(doc(text), options);
       try {
-        expectValidChunks(text, chunks, maxBytes, true);
+        expectValidChunks(text, chunks, maxTokens, true);
       } catch (error) {
         throw new Error(
-          `seed ${seed}, maxBytes ${maxBytes}, overlap ${overlapBytes}: ${(error as Error).message}`,
+          `seed ${seed}, maxTokens ${maxTokens}, overlap ${overlapTokens}: ${(error as Error).message}`,
         );
       }
       expect(chunkDocument(doc(text), options)).toEqual(chunks);

@@ -12,7 +12,7 @@ export const doc = (text: string, id = 'doc-1') => ({ id, text, source: 'test.tx
 export function expectValidChunks(
   text: string,
   chunks: readonly Chunk[],
-  maxBytes: number,
+  maxTokens: number,
   overlap = false,
 ): void {
   if (text.length === 0) {
@@ -29,7 +29,7 @@ export function expectValidChunks(
     expect(chunk.text.length).toBeGreaterThan(0);
     expect(chunk.text).toBe(text.slice(chunk.start, chunk.end));
     expect(chunk.bytes).toBe(utf8Length(chunk.text));
-    expect(chunk.bytes).toBeLessThanOrEqual(maxBytes);
+    expect(chunk.bytes).toBeLessThanOrEqual(maxTokens);
     expect(chunk.tokens).toBe(chunk.bytes);
     if (overlap) {
       expect(chunk.start).toBeLessThanOrEqual(covered);

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderSettings } from '../../src/config/settings.js';
-import { TokenCalibration } from '../../src/chunking/index.js';
 import type { Batch, Chunk } from '../../src/domain.js';
 import { EncodingPolicy } from '../../src/embedding/encoding-policy.js';
 import { BatchFailedError, GatewayEmbedder } from '../../src/embedding/gateway-embedder.js';
@@ -15,8 +14,9 @@ import {
 import { GatewayClient, InsufficientCreditsError } from '../../src/gateway/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { RunStats } from '../../src/observability/stats.js';
-import { RunSizing } from '../../src/pipeline/sizing.js';
+import type { RunSizing } from '../../src/pipeline/sizing.js';
 import { RetryAfterGate } from '../../src/retry/index.js';
+import { sizingFor } from '../helpers/sizing.js';
 
 const chunk = (documentId: string, text: string, index = 0): Chunk => ({
   documentId,
@@ -34,17 +34,6 @@ const batchOf = (chunks: Chunk[], model = 'emu/embed-small'): Batch => ({
   chunks,
   tokens: chunks.reduce((s, c) => s + c.tokens, 0),
 });
-/** A run's sizing for `model`, believing the gateway counts `tokensPerByte` (deliberately wrong in some tests). */
-const sizingFor = (model: string, budgetTokens: number, tokensPerByte: number, contextLength?: number) =>
-  new RunSizing({
-    model,
-    calibration: new TokenCalibration(model, budgetTokens, [
-      { fromDocument: 0, tokensPerByte, budgetTokens, reason: 'probes' },
-    ]),
-    overlapTokens: 0,
-    contextLength,
-    margin: 0.1,
-  });
 /** The batch of every chunk the sizing plans for these documents. */
 const plannedBatch = (sizing: RunSizing, model: string, texts: Record<string, string>): Batch =>
   batchOf(
@@ -171,7 +160,9 @@ describe('GatewayEmbedder', () => {
     // emu/embed-small truncates to 512 tokens without an error; the sizing underestimates its count.
     const model = 'emu/embed-small';
     const sizing = sizingFor(model, 460, 0.05, 512);
-    const prose = Array.from({ length: 120 }, (_, i) => `Sentence ${i} of a plain English document.`).join(' ');
+    const prose = Array.from({ length: 120 }, (_, i) => `Sentence ${i} of a plain English document.`).join(
+      ' ',
+    );
     const batch = plannedBatch(sizing, model, { prose });
     expect(batch.chunks).toHaveLength(1);
     const { instance } = embedder({ model, sizing });
@@ -183,7 +174,7 @@ describe('GatewayEmbedder', () => {
     result.chunks.forEach((c, i) => {
       expect(result.vectors[i]).toEqual(embeddingFor(model, c.text, 384));
     });
-    expect(sizing.calibration.current.tokensPerByte).toBeGreaterThan(0.2);
+    expect(sizing.calibration.estimate(prose)).toBeGreaterThan(Buffer.byteLength(prose) * 0.2);
   });
 
   it('moves to the next provider of --provider-order when one stays overloaded with fallbacks off', async () => {

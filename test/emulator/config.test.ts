@@ -1,10 +1,16 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EmulatorOptions, loadEmulatorConfig, startEmulator } from '../../src/emulator/index.js';
+import {
+  countPieces,
+  type EmulatorOptions,
+  loadEmulatorConfig,
+  startEmulator,
+} from '../../src/emulator/index.js';
 import { ConfigError } from '../../src/errors.js';
-import { embed } from './helpers.js';
+import { embed, withEmulator } from './helpers.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -103,11 +109,55 @@ describe('loadEmulatorConfig', () => {
       },
       'models.0.providers.0',
     ],
+    [
+      {
+        models: [
+          {
+            id: 'x/m',
+            dims: 4,
+            contextLength: 8,
+            tokenizer: 'o200k',
+            overLong: 'reject',
+            pricePerToken: '0',
+            providers: ['alpha'],
+          },
+        ],
+      },
+      'models.0.tokenizer',
+    ],
   ])('names the offending field: %j → %s', async (content, field) => {
     const error = await configError(content);
     expect(error.field).toBe(field);
     expect(error.message.startsWith(`${field}: `)).toBe(true);
     expect(error.message).toContain('bad.json');
+  });
+
+  it("selects a model's tokenizer: 'cl100k' from a file counts with cl100k", async () => {
+    const model = {
+      dims: 4,
+      contextLength: 64,
+      overLong: 'reject',
+      pricePerToken: '0',
+      providers: ['alpha'],
+    };
+    const options = {
+      models: [
+        { id: 'x/cl', tokenizer: 'cl100k', ...model },
+        { id: 'x/pieces', ...model },
+      ],
+    };
+    const loaded = await loadEmulatorConfig(await configFile('tokenizer.json', options));
+    expect(loaded).toEqual(options);
+    const text = '東京は日本の首都です。 lorem ipsum';
+    expect(countTokens(text)).not.toBe(countPieces(text));
+    await withEmulator(loaded, async (emu) => {
+      expect((await embed(emu, { model: 'x/cl', input: text })).body.usage.prompt_tokens).toBe(
+        countTokens(text),
+      );
+      expect((await embed(emu, { model: 'x/pieces', input: text })).body.usage.prompt_tokens).toBe(
+        countPieces(text),
+      );
+    });
   });
 
   it('reports a file that is not JSON, or is missing, against the file', async () => {

@@ -1,6 +1,5 @@
-import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
 import { describe, expect, it } from 'vitest';
-import { IN_FLIGHT_GRACE_MS, RETRY_AFTER_TOLERANCE_MS } from '../../src/emulator/index.js';
+import { countPieces, IN_FLIGHT_GRACE_MS, RETRY_AFTER_TOLERANCE_MS } from '../../src/emulator/index.js';
 import { embed, expectEnvelope, sleep, withEmulator } from './helpers.js';
 
 const small = (input: string | string[]) => ({ model: 'emu/embed-small', input });
@@ -8,7 +7,7 @@ const small = (input: string | string[]) => ({ model: 'emu/embed-small', input }
 describe('credits', () => {
   it('charges prompt tokens × price per key and answers 402, charging nothing, when the rest cannot pay', async () => {
     const text = 'twelve tokens of text, more or less, for the credit test';
-    const cost = countTokens(text) * 0.00000002;
+    const cost = countPieces(text) * 0.00000002;
     // Enough for two requests, not three.
     await withEmulator({ keys: [{ key: 'k', name: 'payer', credits: cost * 2.5 }] }, async (emu) => {
       expect((await embed(emu, small(text), 'k')).status).toBe(200);
@@ -16,7 +15,7 @@ describe('credits', () => {
       const message = expectEnvelope(await embed(emu, small(text), 'k'), 402);
       expect(message).toMatch(/Insufficient credits/);
       expect(emu.stats.spend['payer']).toBeCloseTo(cost * 2, 15);
-      expect(emu.stats.tokens).toBe(countTokens(text) * 2);
+      expect(emu.stats.tokens).toBe(countPieces(text) * 2);
     });
   });
 
@@ -55,7 +54,7 @@ describe('rate limits', () => {
 
   it('limits tokens per minute over a sliding window', async () => {
     const text = 'one two three four five six seven eight nine ten';
-    const n = countTokens(text);
+    const n = countPieces(text);
     await withEmulator({ keys: [{ key: 'k', limits: { tokensPerMinute: n * 2 } }] }, async (emu) => {
       expect((await embed(emu, small([text, text]), 'k')).status).toBe(200);
       const refused = await embed(emu, small(text), 'k');

@@ -36,7 +36,7 @@ describe('Arrow IPC parts', () => {
       ['content_hash', 'Utf8', false],
     ]);
     // Read-back types are the generic classes (Float, Int): check ids and parameters, not classes.
-    const embeddingType = table.schema.fields[4]!.type as FixedSizeList<Float32>;
+    const embeddingType = table.schema.fields[3]!.type as FixedSizeList<Float32>;
     expect(DataType.isFixedSizeList(embeddingType)).toBe(true);
     expect(embeddingType.listSize).toBe(dims);
     const item = embeddingType.children[0]!;

@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import {
+  BYTE_BOUND_WEIGHTS,
+  CLASSES,
+  estimate,
+  profileOf,
+  TokenCalibration,
+} from '../../src/chunking/index.js';
+
+/** An observation of a text the gateway counted as `tokens`. */
+const seen = (text: string, tokens: number, single = true) => ({ profile: profileOf(text), tokens, single });
+
+const PROSE = 'The pipeline reads documents and splits them into chunks that fit the model. '.repeat(6);
+const CODE = 'if (a[i] != b[j]) { x += (y * 2); } // {}[]()<>;;\n'.repeat(8);
+const ARABIC = 'الثعلب البني السريع يقفز فوق الكلب الكسول. '.repeat(6);
+/** A gateway that counts a token per 4 ASCII letters, per symbol, per non-ASCII character. */
+const gatewayCount = (text: string) => {
+  const profile = profileOf(text);
+  const nonAscii = profile.slice(4).reduce((a, b) => a + b, 0);
+  return Math.ceil(profile[0]! / 4) + profile[2]! + nonAscii;
+};
+
+describe('TokenCalibration', () => {
+  it('starts at the byte bound: nothing planned with it can be cut by a byte-level tokenizer', () => {
+    const calibration = new TokenCalibration('m', 460);
+    expect(calibration.isPrior).toBe(true);
+    expect(calibration.current).toMatchObject({ weights: BYTE_BOUND_WEIGHTS, budgetTokens: 460 });
+    expect(calibration.estimate('héllo 😀')).toBe(Buffer.byteLength('héllo 😀'));
+    expect(calibration.fits('a'.repeat(460))).toBe(true);
+    expect(calibration.fits('a'.repeat(461))).toBe(false);
+  });
+
+  it('fits per-class weights from probes and covers every probe, with headroom', () => {
+    const calibration = new TokenCalibration('m', 1000);
+    const probes = [PROSE, CODE, ARABIC].map((text) => seen(text, gatewayCount(text)));
+    calibration.calibrate(probes);
+    expect(calibration.isPrior).toBe(false);
+    for (const text of [PROSE, CODE, ARABIC]) {
+      const estimated = calibration.estimate(text);
+      expect(estimated).toBeGreaterThanOrEqual(gatewayCount(text));
+      // Tight enough to size chunks well: not the byte bound.
+      expect(estimated).toBeLessThan(Buffer.byteLength(text) * 0.75);
+    }
+    // Emoji were never seen: their class keeps the byte bound.
+    expect(calibration.current.weights[CLASSES.indexOf('emoji')]).toBe(4);
+    expect(calibration.takeChange()).toBe(true);
+    expect(calibration.takeChange()).toBe(false);
+  });
+
+  it('keeps the prior when no probe reported usage, and ignores probes too small to tell', () => {
+    const calibration = new TokenCalibration('m', 1000);
+    calibration.calibrate([]);
+    calibration.calibrate([seen('tiny', 3)]);
+    expect(calibration.isPrior).toBe(true);
+  });
+
+  it('refits on usage above the estimate and opens an epoch at the next document to plan', () => {
+    const calibration = new TokenCalibration('m', 1000);
+    calibration.calibrate([seen(PROSE, gatewayCount(PROSE))]);
+    const before = calibration.current;
+    expect(calibration.observe(seen(PROSE, gatewayCount(PROSE), false), 10)).toBe(false);
+    // Code counts far more per character than prose: the envelope must rise to cover it.
+    expect(calibration.observe(seen(PROSE + CODE, gatewayCount(PROSE + CODE), false), 10)).toBe(true);
+    expect(calibration.epochs.map((e) => e.fromDocument)).toEqual([0, 10]);
+    expect(calibration.estimate(PROSE + CODE)).toBeGreaterThanOrEqual(gatewayCount(PROSE + CODE));
+    // Documents planned before the change keep their epoch: a re-run plans them the same way.
+    expect(calibration.epochFor(9)).toBe(before);
+    expect(calibration.epochFor(10)).toBe(calibration.current);
+    // Evidence only raises the envelope.
+    calibration.current.weights.forEach((w, k) => {
+      expect(w).toBeGreaterThanOrEqual(before.weights[k]!);
+    });
+    // A second change before any document was planned with the first replaces it.
+    calibration.observe(seen(CODE, gatewayCount(CODE) * 3), 10, 'rejection');
+    expect(calibration.epochs.map((e) => e.fromDocument)).toEqual([0, 10]);
+    expect(calibration.current.reason).toBe('rejection');
+  });
+
+  it('takes a cut input at twice its estimate at least: its usage hides the real count', () => {
+    const calibration = new TokenCalibration('m', 460);
+    calibration.calibrate([seen(PROSE, gatewayCount(PROSE))]);
+    const text = PROSE.repeat(10);
+    const before = calibration.estimate(text);
+    expect(calibration.observe(seen(text, 512), 3, 'cut')).toBe(true);
+    expect(calibration.estimate(text)).toBeGreaterThanOrEqual(2 * before);
+  });
+
+  it('lowers the budget when a rejection names a smaller limit', () => {
+    const calibration = new TokenCalibration('m', 7372);
+    expect(calibration.limitStated(4000, 0.1, 0)).toBe(true);
+    expect(calibration.current.budgetTokens).toBe(3600);
+    expect(calibration.limitStated(8000, 0.1, 0)).toBe(false);
+  });
+
+  it('restores the epochs of the same model and budget only', () => {
+    const calibration = new TokenCalibration('m', 1000);
+    calibration.calibrate([seen(PROSE, gatewayCount(PROSE))]);
+    calibration.observe(seen(CODE, gatewayCount(CODE)), 5);
+    const state = calibration.state();
+    const restored = TokenCalibration.restore(JSON.parse(JSON.stringify(state)), 'm', 1000);
+    expect(restored.epochs).toEqual(calibration.epochs);
+    expect(TokenCalibration.restore(state, 'other', 1000).isPrior).toBe(true);
+    expect(TokenCalibration.restore(state, 'm', 900).isPrior).toBe(true);
+    expect(TokenCalibration.restore(undefined, 'm', 1000).isPrior).toBe(true);
+  });
+
+  it('estimates linearly in the class counts', () => {
+    const weights = CLASSES.map(
+      (name) => ({ alnum: 0.25, word: 0.5, symbol: 1, space: 0 })[name as string] ?? 1,
+    );
+    // 3 letters in 2 words, 1 symbol, 1 space, é, 中, 😀.
+    expect(estimate(profileOf('ab c!é中😀'), weights)).toBe(0.75 + 1 + 1 + 0 + 1 + 1 + 1);
+  });
+});

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { profileOf } from '../../src/chunking/index.js';
+import { sizingFor } from '../helpers/sizing.js';
+
+const document = (id: string, text: string) => ({ id, text, source: 't', line: 1 });
+const prose = (n: number) =>
+  Array.from({ length: n }, (_, i) => `Sentence ${i} of a plain document about embeddings.`).join(' ');
+
+const sizing = (tokensPerByte: number) => sizingFor('m', 100, tokensPerByte, 110);
+
+describe('RunSizing', () => {
+  it('plans each document with its epoch and estimates tokens from bytes', () => {
+    const s = sizing(0.25);
+    const chunks = s.plan(document('a', prose(20)));
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const chunk of chunks) {
+      expect(chunk.bytes).toBeLessThanOrEqual(400);
+      expect(chunk.tokens).toBeLessThanOrEqual(100);
+      expect(chunk.tokens).toBe(Math.ceil(chunk.bytes * 0.25));
+    }
+  });
+
+  it('learns from usage and names the documents whose chunks no longer fit', () => {
+    const s = sizing(0.25);
+    const a = s.plan(document('a', prose(20)));
+    const b = s.plan(document('b', 'short'));
+    // The gateway counted far more than 0.25 per byte: a's chunks (near 400 bytes) cannot fit now.
+    const bytes = a.reduce((sum, c) => sum + c.bytes, 0) + b[0]!.bytes;
+    const redo = s.learn([...a, ...b], Math.ceil(bytes * 0.5));
+    expect([...redo]).toEqual(['a']);
+    expect(s.calibration.epochs.at(-1)).toMatchObject({ fromDocument: 2, reason: 'usage' });
+  });
+
+  it('treats a single input whose usage reached the context length as cut', () => {
+    const s = sizing(0.25);
+    const [first] = s.plan(document('a', prose(20)));
+    expect([...s.learn([first!], 110)]).toEqual(['a']);
+    expect(s.calibration.current.reason).toBe('cut');
+  });
+
+  it('re-plans a document whole for one batch; its old chunks are stale everywhere', () => {
+    const s = sizing(0.25);
+    const old = s.plan(document('a', prose(20)));
+    s.calibration.observe(
+      { profile: profileOf(prose(20)), tokens: Buffer.byteLength(prose(20)) * 0.5, single: true },
+      1,
+    );
+    const fresh = s.replan('a', 'batch-1')!;
+    expect(fresh.map((c) => c.index)).toEqual(fresh.map((_, i) => i));
+    expect(fresh.map((c) => c.text).join('')).toBe(prose(20));
+    expect(fresh.length).toBeGreaterThan(old.length);
+    expect(s.isStale(old[0]!, 'batch-1')).toBe(true);
+    expect(s.isStale(fresh[0]!, 'batch-1')).toBe(false);
+    expect(s.isStale(fresh[0]!, 'batch-2')).toBe(true);
+    // Another batch cannot take the document over.
+    expect(s.replan('a', 'batch-2')).toBeUndefined();
+    expect(s.owners()).toEqual(new Map([['a', 'batch-1']]));
+  });
+
+  it('prepares a batch: stale chunks dropped, chunks over the current budget re-planned', () => {
+    const s = sizing(0.25);
+    const a = s.plan(document('a', prose(20)));
+    const b = s.plan(document('b', 'short text'));
+    expect(s.prepare('x', [...a, ...b])).toEqual([...a, ...b]);
+    s.calibration.observe(
+      { profile: profileOf(prose(20)), tokens: Buffer.byteLength(prose(20)) * 0.5, single: true },
+      2,
+    );
+    const sent = s.prepare('x', [...a, ...b]);
+    expect(sent.filter((c) => c.documentId === 'a').every((c) => s.calibration.fits(c.text))).toBe(true);
+    expect(sent.at(-1)).toBe(b[0]);
+    // The same chunks in another batch are stale now.
+    expect(s.prepare('y', a)).toEqual([]);
+  });
+
+  it('forgets a document once all its planned chunks are finished', () => {
+    const s = sizing(0.25);
+    const a = s.plan(document('a', prose(20)));
+    s.release(a);
+    expect(s.replan('a', 'x')).toBeUndefined();
+  });
+
+  it('restores owners recorded by committed parts', () => {
+    const s = sizing(0.25);
+    const a = s.plan(document('a', prose(20)));
+    s.restoreOwner('a', 'committed');
+    expect(s.isStale(a[0]!, 'other')).toBe(true);
+    expect(s.isStale(a[0]!, 'committed')).toBe(false);
+  });
+});
