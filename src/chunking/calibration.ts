@@ -74,6 +74,8 @@ export class TokenCalibration {
   readonly #singles: TokenObservation[] = [];
   readonly #batches: TokenObservation[] = [];
   #changed = false;
+  /** measured() of the current epoch and evidence (it runs once per document planned). */
+  #measured: { epoch: CalibrationEpoch; singles: number; features: readonly boolean[] } | undefined;
 
   constructor(model: string, budgetTokens: number, epochs?: readonly CalibrationEpoch[]) {
     this.model = model;
@@ -188,7 +190,10 @@ export class TokenCalibration {
   }
 
   /** Features some single input measured (see MEASURED_SHARE). */
-  measured(): boolean[] {
+  measured(): readonly boolean[] {
+    if (this.#measured?.epoch === this.current && this.#measured.singles === this.#singles.length) {
+      return this.#measured.features;
+    }
     const shares = new Array<number>(CLASS_COUNT).fill(0);
     for (const o of this.#singles) {
       featureShares(o.profile).forEach((share, k) => {
@@ -197,7 +202,11 @@ export class TokenCalibration {
     }
     // Restored epochs measured what their weights moved off the byte bound.
     const current = this.isPrior ? BYTE_BOUND_WEIGHTS : this.current.weights;
-    return shares.map((share, k) => share >= MEASURED_SHARE || current[k]! !== BYTE_BOUND_WEIGHTS[k]!);
+    const features = shares.map(
+      (share, k) => share >= MEASURED_SHARE || current[k]! !== BYTE_BOUND_WEIGHTS[k]!,
+    );
+    this.#measured = { epoch: this.current, singles: this.#singles.length, features };
+    return features;
   }
 
   /** Learns a probe of a feature not measured yet (lazy calibration); returns true when the weights changed. */

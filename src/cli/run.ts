@@ -32,6 +32,11 @@ export function registerRun(program: Command): void {
     .option('--no-allow-fallbacks', 'never let the gateway use backup providers')
     .option('--data-collection <policy>', 'deny: only providers that do not collect data')
     .option('--max-attempts <n>', 'HTTP attempts per request (default: 8)', integerOption(1, 100))
+    .option(
+      '--commit-interval <ms>',
+      'longest an embedded batch waits to be committed with others (default: 2000)',
+      integerOption(0, 600_000),
+    )
     .option('--dry-run', 'plan and count tokens and cost; call no embeddings')
     .option('--json', 'print the summary as JSON on stdout')
     .action(async (jobPath: string | undefined, flags: RunCommandFlags) => {

@@ -41,6 +41,15 @@ export const DEFAULTS = {
   outDir: 'out',
 
   /**
+   * Committing embedded batches: several per file, written once their vectors reach `groupBytes`
+   * or the oldest waited `maxDelayMs` (what a crash can cost: re-embedding at most that much).
+   */
+  commit: {
+    groupBytes: 4 * 2 ** 20,
+    maxDelayMs: 2_000,
+  },
+
+  /**
    * Compaction of part files into large data files. Measured (bench/compact.bench.mjs, 2 cores):
    * DuckDB's full scan was as fast with 8 to 128 MB row groups and 128 MB to 1 GB files, while the
    * compaction's peak RSS grows ~5x the row group size (1536 dims: 289 MB at 16 MB, 416 at 32, 600

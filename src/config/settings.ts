@@ -38,6 +38,8 @@ export interface RunSettings {
   readonly provider: ProviderSettings;
   readonly retry: { readonly maxAttempts: number; readonly baseDelayMs: number; readonly maxDelayMs: number };
   readonly dryRun: boolean;
+  /** Longest an embedded batch waits to be committed with others (what a crash can cost to re-embed). */
+  readonly commitIntervalMs: number;
 }
 
 /** What `embedpipe run` flags can set (commander's camelCase names). */
@@ -62,6 +64,7 @@ export interface RunFlags {
   dataCollection?: string;
   maxAttempts?: number;
   dryRun?: boolean;
+  commitInterval?: number;
 }
 
 function oneOf<T extends string>(
@@ -147,6 +150,9 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
       maxDelayMs: job?.retry?.maxDelayMs ?? DEFAULTS.retry.maxDelayMs,
     },
     dryRun: flags.dryRun ?? false,
+    commitIntervalMs:
+      positive('--commit-interval', flags.commitInterval, { min: 0, max: 600_000 }) ??
+      DEFAULTS.commit.maxDelayMs,
   };
   if (settings.maxTokens !== undefined && settings.maxTokens > settings.maxTokensPerRequest) {
     throw new ConfigError('--max-tokens', `is above the per-request budget ${settings.maxTokensPerRequest}`);

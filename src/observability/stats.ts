@@ -19,6 +19,8 @@ export class RunStats {
   requests = 0;
   /** When the first embeddings request went out (ms since the epoch), for throughput figures. */
   firstRequestAt: number | undefined;
+  /** When the last batch was committed, before finalizing (compaction, manifest). */
+  embeddingEndedAt: number | undefined;
   retries = 0;
   /** Tokens the gateway reported (usage.prompt_tokens), for this run's requests only. */
   gatewayTokens = 0;

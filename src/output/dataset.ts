@@ -7,15 +7,20 @@
  * After a compaction (compact.ts) batches also live in compacted data files, which list the batches
  * they hold in their metadata: a batch is committed when it has a part or is in a data file.
  */
+import { createHash } from 'node:crypto';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EmbeddedBatch } from '../domain.js';
 import { OutputError } from '../errors.js';
+import { writeFileAtomic } from './atomic.js';
 import {
   batchMetadata,
   type CompactedContents,
+  compactedFileName,
+  compactedMetadata,
   parseCompactedFileName,
   readCompactedContents,
+  splitBatchMetadata,
   withoutWriterKeys,
 } from './compacted-file.js';
 import { fileBatches } from './file-batches.js';
@@ -137,6 +142,60 @@ export class DatasetWriter {
     const spec: PartFileSpec = { path, format: this.format, compression: this.compression };
     const bytes = await writePartFile(spec, rows, { ...this.partMetadata(batchId, batch), ...extra });
     return { file, rows: count, bytes };
+  }
+
+  /**
+   * Writes several embedded batches as one data file (the format compaction writes: the run
+   * metadata once, each batch's own entries under its id), atomically. Fewer, larger files cost
+   * far less per vector than a part per batch; resume finds every batch in the file's footer.
+   */
+  async writeGroup(
+    entries: readonly { batchId: string; batch: EmbeddedBatch; extra?: Record<string, string> }[],
+  ): Promise<WrittenPart> {
+    const first = entries[0];
+    if (first === undefined) throw new OutputError('a group of batches must hold at least one batch');
+    const full = new Map(
+      entries.map(({ batchId, batch, extra }) => [
+        batchId,
+        { ...this.partMetadata(batchId, batch), ...extra },
+      ]),
+    );
+    const merged: EmbeddedBatch = {
+      ...first.batch,
+      batchId: first.batchId,
+      chunks: entries.flatMap((e) => e.batch.chunks),
+      vectors: entries.flatMap((e) => e.batch.vectors),
+      failures: [],
+    };
+    const rows = partRowsFromBatch(merged, this.dims);
+    const metadata = compactedMetadata(splitBatchMetadata(full, [PART_METADATA_KEYS.batchId]));
+    await this.ensureDir();
+    const bytes = CODECS[this.format].encode(rows, metadata, this.compression);
+    const written = await CODECS[this.format].countRows(bytes);
+    if (written !== rows.ids.length) {
+      throw new OutputError(
+        `a group of ${entries.length} batches encoded ${written} rows, expected ${rows.ids.length}`,
+      );
+    }
+    const contentId = createHash('sha256').update(bytes).digest('hex').slice(0, 12);
+    const file = compactedFileName(await this.nextDataIndex(), contentId, this.format);
+    await writeFileAtomic(join(this.dir, file), bytes, { syncDirectory: false });
+    return { file, rows: rows.ids.length, bytes: bytes.byteLength };
+  }
+
+  #dataIndex: number | undefined;
+
+  /** The next data file number: after every one in the folder, and unique within this writer. */
+  private async nextDataIndex(): Promise<number> {
+    if (this.#dataIndex === undefined) {
+      let highest = -1;
+      for (const name of await this.listNames()) {
+        const parsed = parseCompactedFileName(name);
+        if (parsed && parsed.index > highest) highest = parsed.index;
+      }
+      this.#dataIndex = highest + 1;
+    }
+    return this.#dataIndex++;
   }
 
   /** Rows in one file of the dataset (Parquet: from the footer; Arrow: counted by record batch). */

@@ -1,10 +1,13 @@
 /**
- * Finalizing a complete run's dataset: the many per-batch part files (and any older data file that
- * holds rows the run no longer wants) are compacted into a few large data files, in plan order,
- * and the manifest lists those. Rows dropped on the way: the old chunks of a document another batch
+ * Finalizing a complete run's dataset: many small files (per-batch parts, group commits) and any
+ * older data file that holds rows the run no longer wants are compacted into a few large data
+ * files, in plan order, and the manifest lists those. Rows dropped on the way: the old chunks of a document another batch
  * re-planned, and, inside a data file of an earlier run, the rows of batches this run did not plan
  * (a corpus that changed since).
  */
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DEFAULTS } from '../config/defaults.js';
 import type { Chunk } from '../domain.js';
 import { compactParts, type DatasetWriter } from '../output/index.js';
 
@@ -45,6 +48,18 @@ export interface FinalizeInput {
   readonly retained: RetainedRows;
 }
 
+/** A file under this size is small; merged once there are MERGE_WHEN_SMALL_FILES of them. */
+const SMALL_FILE_BYTES = DEFAULTS.compaction.targetFileBytes / 4;
+const MERGE_WHEN_SMALL_FILES = 8;
+
+async function smallFiles(writer: DatasetWriter, files: readonly string[]): Promise<string[]> {
+  const small: string[] = [];
+  for (const file of files) {
+    if ((await stat(join(writer.dir, file))).size < SMALL_FILE_BYTES) small.push(file);
+  }
+  return small;
+}
+
 /** Compacts what needs it; returns the dataset's files in plan order, and its rows. */
 export async function compactDataset(input: FinalizeInput): Promise<{ files: string[]; rows: number }> {
   const { writer, planned, owners, retained } = input;
@@ -58,8 +73,9 @@ export async function compactDataset(input: FinalizeInput): Promise<{ files: str
   for (const [batchId, file] of fileOf) batchesIn.set(file, [...(batchesIn.get(file) ?? []), batchId]);
   const ownedHere = (file: string) =>
     [...owners].filter(([, owner]) => fileOf.get(owner) !== file).map(([id]) => id);
-  // A data file is merged again when it holds a batch no longer planned, or old rows of a re-planned document.
-  const rewrite = new Set(
+  // A data file is filtered when it holds a batch no longer planned, or old rows of a re-planned
+  // document: only the rows of the batches this run kept from it stay.
+  const stale = new Set(
     ordered.filter(
       (file) =>
         !isPart(file) &&
@@ -67,6 +83,10 @@ export async function compactDataset(input: FinalizeInput): Promise<{ files: str
           retained.holdsAny(file, ownedHere(file))),
     ),
   );
+  const rewrite = new Set(stale);
+  // Many small files (a part per batch, or a group commit's files) are merged into large ones.
+  const small = await smallFiles(writer, ordered);
+  if (small.length >= MERGE_WHEN_SMALL_FILES) for (const file of small) rewrite.add(file);
   const inputs = ordered.filter((file) => isPart(file) || rewrite.has(file));
   if (inputs.length > 0) {
     await compactParts({
@@ -77,7 +97,7 @@ export async function compactDataset(input: FinalizeInput): Promise<{ files: str
       keepRow: (file, documentId, hash) => {
         const owner = owners.get(documentId);
         if (owner !== undefined && fileOf.get(owner) !== file) return false;
-        return !rewrite.has(file) || retained.has(file, hash) || owner !== undefined;
+        return !stale.has(file) || retained.has(file, hash) || owner !== undefined;
       },
     });
     fileOf = await writer.batchFiles();

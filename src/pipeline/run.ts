@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { CLASSES, TokenCalibration } from '../chunking/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { RunSettings } from '../config/settings.js';
-import type { Batch, ChunkFailure } from '../domain.js';
+import type { Batch, Chunk, ChunkFailure, EmbeddedBatch } from '../domain.js';
 import { EncodingPolicy } from '../embedding/encoding-policy.js';
 import { BatchFailedError, GatewayEmbedder } from '../embedding/gateway-embedder.js';
 import { ProviderRouter } from '../embedding/provider-router.js';
@@ -31,7 +31,7 @@ import {
 } from './batch-record.js';
 import { type CalibrationCost, calibrate, readCalibration, writeCalibration } from './calibrate.js';
 import { compactDataset, RetainedRows } from './finalize.js';
-import { PartCommitter } from './part-committer.js';
+import { GroupCommitter } from './group-committer.js';
 import { findModel, makePlan, plannedBatches, type RunPlan } from './plan.js';
 import { RunSizing } from './sizing.js';
 import { type RunSummary, type SizingSummary, summarize } from './summary.js';
@@ -174,17 +174,35 @@ async function embedCorpus(
   /** Batches whose retries ran out this run: not committed, so a re-run sends them again. */
   const failedBatches = new Map<Batch, BatchFailedError>();
 
-  const committer = new PartCommitter(
-    async (batch, embedded) => {
-      const record = batchRecordOf(batch, embedded);
+  const committer = new GroupCommitter(
+    async (committed) => {
+      // A document re-planned by another batch keeps only that batch's rows.
+      const group = committed.map(({ batch, embedded }) => ({
+        batch,
+        embedded: withoutStaleRows(embedded, (chunk) => sizing.isStale(chunk, batch.batchId)),
+      }));
+      const records = group.map(({ batch, embedded }) => batchRecordOf(batch, embedded));
       await persistCalibration();
-      await writer.writePart(batch.batchId, embedded, batchRecordMetadata(record));
-      tally.add(record);
-      sizing.release(batch.chunks);
-      stats.rowsWritten += record.rows;
-      stats.batchesDone += 1;
+      await writer.writeGroup(
+        group.map(({ batch, embedded }, i) => ({
+          batchId: batch.batchId,
+          batch: embedded,
+          extra: batchRecordMetadata(records[i]!),
+        })),
+      );
+      group.forEach(({ batch }, i) => {
+        tally.add(records[i]!);
+        sizing.release(batch.chunks);
+        stats.rowsWritten += records[i]!.rows;
+        stats.batchesDone += 1;
+      });
     },
-    { concurrency: 2, maxBacklog: settings.concurrency },
+    {
+      concurrency: 2,
+      maxBacklog: 2,
+      groupBytes: DEFAULTS.commit.groupBytes,
+      maxDelayMs: settings.commitIntervalMs,
+    },
   );
   const queue = new InProcessQueue(
     async (batch, signal) => {
@@ -207,6 +225,7 @@ async function embedCorpus(
     },
   );
 
+  let finishedEmbedding: number | undefined;
   const onAbort = () => queue.abort(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
   signal.addEventListener('abort', onAbort, { once: true });
   try {
@@ -230,6 +249,7 @@ async function embedCorpus(
     await queue.drain();
     await committer.drain();
     await persistCalibration();
+    finishedEmbedding = Date.now();
   } finally {
     // Even when the run stops (402, Ctrl-C), every batch already paid for is written.
     await committer.drain().catch(() => {});
@@ -291,6 +311,7 @@ async function embedCorpus(
       files,
     });
   }
+  stats.embeddingEndedAt = finishedEmbedding;
   const dims = tally.dims || embedder.dims;
   return summarize(complete ? 'done' : 'incomplete', settings, stats, {
     cost: stats.cost,
@@ -300,6 +321,17 @@ async function embedCorpus(
     sizing: sizingSummary(sizing, calibrationCost),
     ...(dims ? { dims } : {}),
   });
+}
+
+/** The batch without the rows of chunks `isStale` names (its accounting stays: it was paid). */
+function withoutStaleRows(embedded: EmbeddedBatch, isStale: (chunk: Chunk) => boolean): EmbeddedBatch {
+  if (!embedded.chunks.some(isStale)) return embedded;
+  const keep = embedded.chunks.map((chunk) => !isStale(chunk));
+  return {
+    ...embedded,
+    chunks: embedded.chunks.filter((_, i) => keep[i]),
+    vectors: embedded.vectors.filter((_, i) => keep[i]),
+  };
 }
 
 /** The chunk budget used and why: for the summary and the manifest. */

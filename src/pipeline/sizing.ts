@@ -73,6 +73,8 @@ export class RunSizing implements ChunkSizing {
   readonly #probed = new Set<number>();
   #lazyProbes = 0;
   #probe: Probe | undefined;
+  /** The epoch each chunk was planned in: under the current one it fits by construction. */
+  readonly #plannedIn = new WeakMap<Chunk, CalibrationEpoch>();
 
   constructor(options: SizingOptions) {
     this.#options = options;
@@ -92,13 +94,15 @@ export class RunSizing implements ChunkSizing {
   async probeFor(document: Document): Promise<void> {
     const probe = this.#probe;
     if (probe === undefined || this.#lazyProbes >= MAX_LAZY_PROBES) return;
+    const measured = this.calibration.measured();
+    // Most documents: all ASCII, and ASCII is measured (the common case costs one native call).
+    if (measured[0] && Buffer.byteLength(document.text) === document.text.length) return;
     const text = prefixWithinBytes(
       document.text,
       Math.min(MAX_PROBE_BYTES, this.calibration.current.budgetTokens),
     );
-    const profile = profileOf(text);
     if (text.length < 64) return;
-    const measured = this.calibration.measured();
+    const profile = profileOf(text);
     const wanted = featureShares(profile).findIndex(
       (share, k) => !measured[k] && !this.#probed.has(k) && share >= MEASURED_SHARE,
     );
@@ -113,8 +117,10 @@ export class RunSizing implements ChunkSizing {
   /** Chunks of the next document in corpus order, sized by its epoch. */
   plan(document: Document): Chunk[] {
     const ordinal = this.#nextOrdinal++;
-    const chunks = this.#chunk(document, this.calibration.epochFor(ordinal));
+    const epoch = this.calibration.epochFor(ordinal);
+    const chunks = this.#chunk(document, epoch);
     if (chunks.length > 0) this.#open.set(document.id, { document, ordinal, pending: chunks.length });
+    for (const chunk of chunks) this.#plannedIn.set(chunk, epoch);
     return chunks;
   }
 
@@ -143,7 +149,7 @@ export class RunSizing implements ChunkSizing {
     const replanned = new Set<string>();
     for (const chunk of chunks) {
       if (this.isStale(chunk, batchId)) continue;
-      if (!replanned.has(chunk.documentId) && !this.calibration.fits(chunk.text)) {
+      if (!replanned.has(chunk.documentId) && !this.#fits(chunk)) {
         const pieces = this.replan(chunk.documentId, batchId);
         if (pieces) {
           replanned.add(chunk.documentId);
@@ -167,21 +173,27 @@ export class RunSizing implements ChunkSizing {
   learn(sent: readonly Chunk[], usageTokens: number | undefined): Set<string> {
     const redo = new Set<string>();
     if (usageTokens === undefined) return redo;
+    const single = sent.length === 1;
+    const { contextLength } = this.#options;
+    const cut = single && contextLength !== undefined && usageTokens >= contextLength;
+    // The common case, without re-reading the texts: planned under the current epoch, and the
+    // usage is within their estimates (each chunk's `tokens` is its estimate rounded up).
+    const current = this.calibration.current;
+    const floor = sent.reduce((sum, chunk) => sum + chunk.tokens - 1, 0);
+    if (!cut && usageTokens <= floor && sent.every((chunk) => this.#plannedIn.get(chunk) === current))
+      return redo;
     const profile = CLASSES.map(() => 0);
     for (const chunk of sent) {
       profileOf(chunk.text).forEach((count, k) => {
         profile[k]! += count;
       });
     }
-    const single = sent.length === 1;
-    const { contextLength } = this.#options;
-    const cut = single && contextLength !== undefined && usageTokens >= contextLength;
     this.calibration.observe(
       { profile, tokens: usageTokens, single },
       this.#nextOrdinal,
       cut ? 'cut' : 'usage',
     );
-    for (const chunk of sent) if (cut || !this.calibration.fits(chunk.text)) redo.add(chunk.documentId);
+    for (const chunk of sent) if (cut || !this.#fits(chunk)) redo.add(chunk.documentId);
     return redo;
   }
 
@@ -200,8 +212,13 @@ export class RunSizing implements ChunkSizing {
     if (open === undefined || replans > MAX_REPLANS) return undefined;
     if (previous !== undefined && previous.batchId !== batchId) return undefined;
     const chunks = this.#chunk(open.document, this.calibration.current);
+    for (const chunk of chunks) this.#plannedIn.set(chunk, this.calibration.current);
     this.#owners.set(documentId, { batchId, chunks: new Set(chunks), replans });
     return chunks;
+  }
+
+  #fits(chunk: Chunk): boolean {
+    return this.#plannedIn.get(chunk) === this.calibration.current || this.calibration.fits(chunk.text);
   }
 
   #chunk(document: Document, epoch: CalibrationEpoch): Chunk[] {

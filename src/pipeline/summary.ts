@@ -27,7 +27,7 @@ export interface RunSummary {
   /** USD: this run's spend (dry run: the estimate for the whole corpus). */
   readonly cost: number;
   readonly elapsedMs: number;
-  /** From the first embeddings request to the end: the part of the run that throughput is about. */
+  /** From the first embeddings request to the last commit: the part of the run that throughput is about. */
   readonly embeddingMs: number;
   readonly files: readonly string[];
   /** The chunk budget used, and why (see TokenCalibration). */
@@ -81,7 +81,8 @@ export function summarize(
     retries: stats.retries,
     cost: outcome.cost,
     elapsedMs: stats.elapsedMs(),
-    embeddingMs: stats.firstRequestAt === undefined ? 0 : Date.now() - stats.firstRequestAt,
+    embeddingMs:
+      stats.firstRequestAt === undefined ? 0 : (stats.embeddingEndedAt ?? Date.now()) - stats.firstRequestAt,
     files: outcome.files,
     ...(outcome.sizing ? { sizing: outcome.sizing } : {}),
   };

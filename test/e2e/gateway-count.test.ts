@@ -152,4 +152,19 @@ describe('chunks that fit the gateway’s own count, at default settings', () =>
     expect(second.summary.batches.embedded).toBe(0);
     expect(second.rows).toEqual(first.rows);
   });
+
+  it('a re-run on a changed corpus leaves exactly the new corpus in the compacted dataset', async () => {
+    const before = proseCorpus(40);
+    const first = await runOn('changed', before, 'emu/embed-small');
+    const after = new Map(before);
+    after.delete('doc-3');
+    after.set('doc-7', `${before.get('doc-7')} One more sentence at the end.`);
+    after.set('doc-new', 'A document that was not there before.');
+    const rerun = await runOn('changed', after, 'emu/embed-small');
+    expectWholeVectors(rerun.rows, after, 'emu/embed-small', 384);
+    // Documents that did not change keep their rows (the saved calibration plans them the same way).
+    const unchanged = (rows: DatasetRow[]) =>
+      rows.filter((r) => !['doc-3', 'doc-7', 'doc-new'].includes(r.id));
+    expect(unchanged(rerun.rows)).toEqual(unchanged(first.rows));
+  });
 });

@@ -61,6 +61,9 @@ const smallBatchRun = (out: string) => [
   '8',
   '--concurrency',
   '2',
+  // Every batch committed at once, so a kill mid-run finds many committed files.
+  '--commit-interval',
+  '0',
 ];
 
 const env = () => ({ EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY });
