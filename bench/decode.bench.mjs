@@ -6,6 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULTS } from '../dist/config/defaults.js';
 import { embeddingFor } from '../dist/emulator/index.js';
 import { decodeEmbeddings } from '../dist/gateway/decode.js';
 import { DatasetWriter, encodeParquet, partRowsFromBatch } from '../dist/output/index.js';
@@ -118,6 +119,60 @@ for (const format of ['float', 'base64']) {
     console.log(
       `decode: base64 response to committed Parquet part (decode + DatasetWriter.writePart: encode, check, fsync, rename), ` +
         `dims ${DIMS}, ${PER_REQUEST} vectors per part: CPU ms per 1,000 vectors ${per1000((cpu.user + cpu.system) / 1000)} ` +
+        `(wall ${per1000(wall)})`,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+// Response (base64) → committed data file, as `run` commits: the responses' batches grouped into
+// files of DEFAULTS.commit.groupBytes of vectors (DatasetWriter.writeGroup).
+{
+  const text = body('base64');
+  const dir = await mkdtemp(join(tmpdir(), 'embedpipe-bench-group-'));
+  try {
+    const writer = new DatasetWriter({
+      dir,
+      format: 'parquet',
+      metadata: { 'embedpipe.model': 'emu/embed-large' },
+      dims: DIMS,
+    });
+    const perGroup = Math.max(1, Math.floor(DEFAULTS.commit.groupBytes / (PER_REQUEST * DIMS * 4)));
+    const responses = Math.max(REQUESTS, perGroup * 3);
+    const run = async (prefix, count) => {
+      let group = [];
+      for (let r = 0; r < count; r++) {
+        const result = decodeEmbeddings(JSON.parse(text), PER_REQUEST);
+        const batchId = `${prefix}${r}`;
+        group.push({
+          batchId,
+          batch: {
+            batchId,
+            model: 'emu/embed-large',
+            chunks,
+            vectors: result.vectors,
+            failures: [],
+            usage: { promptTokens: 0, cost: 0, requests: 1, retries: 0 },
+            replanned: [],
+          },
+        });
+        if (group.length === perGroup || r === count - 1) {
+          await writer.writeGroup(group);
+          group = [];
+        }
+      }
+    };
+    await run('warm-', perGroup);
+    const cpu0 = process.cpuUsage();
+    const wall0 = performance.now();
+    await run('g', responses);
+    const cpu = process.cpuUsage(cpu0);
+    const wall = performance.now() - wall0;
+    const per1000 = (ms) => ((ms / (responses * PER_REQUEST)) * 1000).toFixed(1);
+    console.log(
+      `decode: base64 response to committed Parquet data file as run commits (decode + DatasetWriter.writeGroup, ` +
+        `${perGroup} responses per file), dims ${DIMS}: CPU ms per 1,000 vectors ${per1000((cpu.user + cpu.system) / 1000)} ` +
         `(wall ${per1000(wall)})`,
     );
   } finally {

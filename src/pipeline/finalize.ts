@@ -1,13 +1,10 @@
 /**
- * Finalizing a complete run's dataset: many small files (per-batch parts, group commits) and any
- * older data file that holds rows the run no longer wants are compacted into a few large data
- * files, in plan order, and the manifest lists those. Rows dropped on the way: the old chunks of a document another batch
+ * Finalizing a complete run's dataset: per-batch part files and any data file that holds rows the
+ * run no longer wants are compacted into large data files, in plan order, and the manifest lists
+ * the dataset's files. Rows dropped on the way: the old chunks of a document another batch
  * re-planned, and, inside a data file of an earlier run, the rows of batches this run did not plan
  * (a corpus that changed since).
  */
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { DEFAULTS } from '../config/defaults.js';
 import type { Chunk } from '../domain.js';
 import { compactParts, type DatasetWriter } from '../output/index.js';
 
@@ -48,18 +45,6 @@ export interface FinalizeInput {
   readonly retained: RetainedRows;
 }
 
-/** A file under this size is small; merged once there are MERGE_WHEN_SMALL_FILES of them. */
-const SMALL_FILE_BYTES = DEFAULTS.compaction.targetFileBytes / 4;
-const MERGE_WHEN_SMALL_FILES = 8;
-
-async function smallFiles(writer: DatasetWriter, files: readonly string[]): Promise<string[]> {
-  const small: string[] = [];
-  for (const file of files) {
-    if ((await stat(join(writer.dir, file))).size < SMALL_FILE_BYTES) small.push(file);
-  }
-  return small;
-}
-
 /** Compacts what needs it; returns the dataset's files in plan order, and its rows. */
 export async function compactDataset(input: FinalizeInput): Promise<{ files: string[]; rows: number }> {
   const { writer, planned, owners, retained } = input;
@@ -83,11 +68,10 @@ export async function compactDataset(input: FinalizeInput): Promise<{ files: str
           retained.holdsAny(file, ownedHere(file))),
     ),
   );
-  const rewrite = new Set(stale);
-  // Many small files (a part per batch, or a group commit's files) are merged into large ones.
-  const small = await smallFiles(writer, ordered);
-  if (small.length >= MERGE_WHEN_SMALL_FILES) for (const file of small) rewrite.add(file);
-  const inputs = ordered.filter((file) => isPart(file) || rewrite.has(file));
+  // Per-batch parts (an older dataset's) are merged; the group commit's data files are large enough
+  // already (a 300k-row dataset: DuckDB's scan 331 ms in 109 files, 314 ms merged into 4, and the
+  // merge cost 7.5 s), so they are left alone unless they hold stale rows.
+  const inputs = ordered.filter((file) => isPart(file) || stale.has(file));
   if (inputs.length > 0) {
     await compactParts({
       dir: writer.dir,
