@@ -12,7 +12,7 @@ export interface Document {
   readonly line: number;
 }
 
-/** A corpus entry that could not become a document; written to `rejects.jsonl`, never dropped silently. */
+/** A corpus entry that could not become a document; written to `_rejects.jsonl`, never dropped silently. */
 export interface Reject {
   readonly file: string;
   readonly line: number;
@@ -51,7 +51,7 @@ export interface Batch {
   readonly tokens: number;
 }
 
-/** A chunk that could not be embedded; written to `failures.jsonl` with the gateway's message. */
+/** A chunk that could not be embedded; written to `_failures.jsonl` with the gateway's message. */
 export interface ChunkFailure {
   readonly documentId: string;
   readonly chunkIndex: number;

@@ -11,6 +11,10 @@ export const ExitCode = {
   authentication: 3,
   credits: 4,
   batchesFailed: 5,
+  /** No answer from the gateway at all (connection refused, DNS, TLS) once retries ran out. */
+  unreachable: 6,
+  /** The output folder cannot be created, written or read (not a folder, no permission, disk full). */
+  output: 7,
   interrupted: 130,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -28,18 +32,72 @@ export class UsageError extends EmbedpipeError {
   override readonly exitCode: ExitCode = ExitCode.usage;
 }
 
-/** A job file or option that fails validation; `field` names the offending path (e.g. `input.format`). */
+export interface ConfigIssue {
+  readonly field: string;
+  readonly message: string;
+}
+
+/**
+ * A job file or option that fails validation; `field` names the offending path (e.g. `input.format`).
+ * `more` are further problems found at the same time (a job file reports every problem at once):
+ * the message then holds one line per problem.
+ */
 export class ConfigError extends UsageError {
+  readonly issues: readonly ConfigIssue[];
   constructor(
     readonly field: string,
     message: string,
+    more: readonly ConfigIssue[] = [],
   ) {
-    super(`${field}: ${message}`);
+    const issues = [{ field, message }, ...more];
+    super(issues.map((issue) => `${issue.field}: ${issue.message}`).join('\n'));
+    this.issues = issues;
   }
 }
 
-/** Writing the dataset failed (disk full, unwritable folder, a part file that read back wrong). */
-export class OutputError extends EmbedpipeError {}
+/** An API or management key the command needs is not set: an authentication problem (exit 3). */
+export class MissingKeyError extends EmbedpipeError {
+  override readonly exitCode: ExitCode = ExitCode.authentication;
+  constructor(
+    /** The environment variable to set, e.g. `EMBEDPIPE_API_KEY`. */
+    readonly variable: string,
+    hint = '',
+  ) {
+    super(`${variable} is not set: export ${variable}=<your key>${hint}`);
+  }
+}
+
+/** Writing the dataset failed (disk full, unwritable folder, a part file that read back wrong): exit 7. */
+export class OutputError extends EmbedpipeError {
+  override readonly exitCode: ExitCode = ExitCode.output;
+}
+
+/** Why a filesystem error on the output folder happened, in words, by its code. */
+const OUTPUT_PROBLEMS: Readonly<Record<string, string>> = {
+  EEXIST: 'it exists and is not a folder',
+  ENOTDIR: 'a part of the path is a file, not a folder',
+  EACCES: 'no permission to write there',
+  EPERM: 'no permission to write there',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is exhausted',
+  ENAMETOOLONG: 'the path is too long',
+};
+
+/** The output folder (`--out`) cannot be created or written: one line naming the path and why. */
+export function outputFolderError(dir: string, error: unknown): OutputError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const why = (code && OUTPUT_PROBLEMS[code]) ?? (error instanceof Error ? error.message : String(error));
+  return new OutputError(
+    `cannot use ${dir} as the output folder (--out): ${why}${code ? ` (${code})` : ''}`,
+    {
+      cause: error,
+    },
+  );
+}
+
+/** The run embedded nothing: every input row was rejected, or the input holds no document (exit 2). */
+export class NothingEmbeddedError extends UsageError {}
 
 /** The run was interrupted (SIGINT/SIGTERM); everything finished so far is kept and a re-run resumes. */
 export class InterruptedError extends EmbedpipeError {

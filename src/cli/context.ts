@@ -4,8 +4,10 @@
  * history and process listings).
  */
 import { DEFAULTS } from '../config/defaults.js';
-import { type Environment, readEnvironment } from '../config/env.js';
-import { GatewayClient } from '../gateway/index.js';
+import { ENV_NAMES, type Environment, readEnvironment } from '../config/env.js';
+import { MissingKeyError } from '../errors.js';
+import { explainLookupFailure } from '../gateway/errors.js';
+import { GatewayClient, type RetryingGateway, retrying } from '../gateway/index.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 
 export interface GatewayFlags {
@@ -43,4 +45,27 @@ export function attribution(env: Environment): { referer?: string; serviceTitle?
     ...(env.referer ? { referer: env.referer } : {}),
     ...(env.serviceTitle ? { serviceTitle: env.serviceTitle } : {}),
   };
+}
+
+/** A missing key is an authentication problem (exit 3) naming the variable, before any request. */
+export function requireKey(env: Environment, kind: 'api' | 'management', hint = ''): void {
+  if (kind === 'api' && !env.apiKey) throw new MissingKeyError(ENV_NAMES.apiKey, hint);
+  if (kind === 'management' && !env.managementKey) throw new MissingKeyError(ENV_NAMES.managementKey, hint);
+}
+
+/**
+ * A command's gateway call(s), retried briefly (DEFAULTS.lookupRetry). Once the retries run out, a
+ * gateway never reached is GatewayUnreachableError (exit 6) and, for the models listing, a 404 says
+ * the base URL lacks its version segment.
+ */
+export async function lookup<T>(
+  client: GatewayClient,
+  call: (gateway: RetryingGateway) => Promise<T>,
+  { modelsListing = false }: { modelsListing?: boolean } = {},
+): Promise<T> {
+  try {
+    return await call(retrying(client, DEFAULTS.lookupRetry));
+  } catch (error) {
+    throw explainLookupFailure(error, client.baseUrl, { modelsListing });
+  }
 }

@@ -1,5 +1,5 @@
 /** What `embedpipe embed` does; loaded only when the command runs (see embed.ts). */
-import { commandContext, type GatewayFlags } from './context.js';
+import { commandContext, type GatewayFlags, lookup, requireKey } from './context.js';
 import { printJson } from './format.js';
 
 export interface EmbedFlags extends GatewayFlags {
@@ -8,13 +8,13 @@ export interface EmbedFlags extends GatewayFlags {
 }
 
 export async function embedAction(text: string, flags: EmbedFlags): Promise<void> {
-  const client = commandContext(flags).client();
+  const context = commandContext(flags);
+  requireKey(context.env, 'api');
+  const client = context.client();
   try {
-    const result = await client.embeddings({
-      model: flags.model,
-      input: text,
-      encoding_format: 'base64',
-    });
+    const result = await lookup(client, (gateway) =>
+      gateway.embeddings({ model: flags.model, input: text, encoding_format: 'base64' }),
+    );
     const vector = Array.from(result.vectors[0] ?? []);
     if (flags.json) {
       printJson({

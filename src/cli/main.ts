@@ -4,7 +4,7 @@
  * cause is an EmbedpipeError and prints as one line naming the problem.
  */
 import { Command, CommanderError } from 'commander';
-import { EmbedpipeError, ExitCode } from '../errors.js';
+import { EmbedpipeError, ExitCode, MissingKeyError } from '../errors.js';
 import { TOOL } from '../pipeline/tool.js';
 // The register* modules only declare options; each action imports its heavy modules (pipeline,
 // emulator, Arrow, Parquet, undici, pino) when it runs, so --help, --version and typos start fast.
@@ -49,16 +49,32 @@ function report(error: unknown, argv: readonly string[]): number {
     let message = error.message;
     if (error.exitCode === ExitCode.credits) {
       message = `credits exhausted: ${message}. Add credits, then resume with: ${commandLine(argv)}`;
+    } else if (error instanceof MissingKeyError) {
+      message = `authentication: ${message}`;
     } else if (error.exitCode === ExitCode.authentication) {
       message = `authentication failed: ${message} (check EMBEDPIPE_API_KEY / EMBEDPIPE_MANAGEMENT_KEY)`;
     }
-    process.stderr.write(`embedpipe: ${message}\n`);
+    // One line per problem (a job file reports all of its problems at once).
+    process.stderr.write(`${message.replace(/^/gm, 'embedpipe: ')}\n`);
     return error.exitCode;
+  }
+  if (isFileSystemError(error)) {
+    // A file or folder that cannot be written or read (not a folder, no permission, disk full) is
+    // the user's to fix, not a bug: Node's message names the code, the call and the path.
+    process.stderr.write(`embedpipe: ${error.message}\n`);
+    return ExitCode.output;
   }
   process.stderr.write(
     `embedpipe: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );
   return ExitCode.internal;
+}
+
+/** A Node fs error (`EEXIST: file already exists, mkdir '/x'`): it carries a code, a syscall and a path. */
+function isFileSystemError(error: unknown): error is NodeJS.ErrnoException & { path: string } {
+  if (!(error instanceof Error)) return false;
+  const { code, syscall, path } = error as NodeJS.ErrnoException;
+  return typeof code === 'string' && typeof syscall === 'string' && typeof path === 'string';
 }
 
 const argv = process.argv.slice(2);

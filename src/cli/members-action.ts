@@ -1,7 +1,7 @@
 /** What `embedpipe members` does; loaded only when the command runs (see members.ts). */
 import { UsageError } from '../errors.js';
 import type { Member } from '../gateway/index.js';
-import { commandContext, type GatewayFlags } from './context.js';
+import { commandContext, type GatewayFlags, lookup, requireKey } from './context.js';
 import { printJson, printTable } from './format.js';
 
 export interface MembersFlags extends GatewayFlags {
@@ -12,24 +12,24 @@ export interface MembersFlags extends GatewayFlags {
 
 export async function membersAction(flags: MembersFlags): Promise<void> {
   if (flags.all && flags.offset !== undefined) throw new UsageError('--all and --offset do not go together');
-  const client = commandContext(flags).client();
+  const context = commandContext(flags);
+  requireKey(context.env, 'management');
+  const client = context.client();
   try {
-    let members: Member[];
-    let total: number;
-    if (flags.all) {
-      members = [];
-      for await (const member of client.iterateMembers(flags.limit ? { pageSize: flags.limit } : {})) {
-        members.push(member);
+    const { members, total } = await lookup(client, async (gateway) => {
+      if (flags.all) {
+        const all: Member[] = [];
+        for await (const member of gateway.iterateMembers(flags.limit ? { pageSize: flags.limit } : {})) {
+          all.push(member);
+        }
+        return { members: all, total: all.length };
       }
-      total = members.length;
-    } else {
-      const page = await client.listMembers({
+      const page = await gateway.listMembers({
         ...(flags.offset !== undefined ? { offset: flags.offset } : {}),
         ...(flags.limit !== undefined ? { limit: flags.limit } : {}),
       });
-      members = page.members;
-      total = page.totalCount;
-    }
+      return { members: page.members, total: page.totalCount };
+    });
     if (flags.json) {
       printJson({ data: members, total_count: total });
       return;

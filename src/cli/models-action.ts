@@ -1,11 +1,13 @@
 /** What `embedpipe models` does; loaded only when the command runs (see models.ts). */
-import { commandContext, type GatewayFlags } from './context.js';
+import { commandContext, type GatewayFlags, lookup, requireKey } from './context.js';
 import { printJson, printTable } from './format.js';
 
 export async function modelsAction(flags: GatewayFlags): Promise<void> {
-  const client = commandContext(flags).client();
+  const context = commandContext(flags);
+  requireKey(context.env, 'api');
+  const client = context.client();
   try {
-    const models = await client.listEmbeddingModels();
+    const models = await lookup(client, (gateway) => gateway.listEmbeddingModels(), { modelsListing: true });
     if (flags.json) {
       printJson(models.map((m) => m.raw));
       return;

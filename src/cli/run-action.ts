@@ -1,14 +1,16 @@
 /** What `embedpipe run` does; loaded only when the command runs (see run.ts). */
-import { isAbsolute, relative } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, join, relative } from 'node:path';
 import { readEnvironment } from '../config/env.js';
 import { loadJobFile } from '../config/job.js';
 import { type RunFlags, resolveRunSettings } from '../config/settings.js';
 import { EMULATOR_API_KEY, type RunningEmulator, startEmulator } from '../emulator/index.js';
-import { ExitCode, InterruptedError, UsageError } from '../errors.js';
+import { ExitCode, InterruptedError, MissingKeyError, NothingEmbeddedError } from '../errors.js';
 import { GatewayClient } from '../gateway/index.js';
 import { createLogger } from '../observability/logger.js';
-import { startProgress } from '../observability/progress.js';
+import { progressIntervalFrom, retryAfterReporter, startProgress } from '../observability/progress.js';
 import { RunStats } from '../observability/stats.js';
+import { FAILURES_FILE, REJECTS_FILE } from '../output/index.js';
 import { type RunSummary, runPipeline } from '../pipeline/run.js';
 import { attribution } from './context.js';
 import { printJson } from './format.js';
@@ -32,19 +34,19 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
     apiKey = EMULATOR_API_KEY;
     logger.info({ baseUrl }, 'started the local gateway emulator');
   } else if (!apiKey) {
-    throw new UsageError(
-      'EMBEDPIPE_API_KEY is not set (or pass --emulator to use the local gateway emulator)',
-    );
+    throw new MissingKeyError('EMBEDPIPE_API_KEY', ' (or pass --emulator to use the local gateway emulator)');
   }
 
+  const stats = new RunStats();
   const client = new GatewayClient({
     baseUrl,
     ...(apiKey ? { apiKey } : {}),
     timeoutMs: settings.timeoutMs,
     maxInFlight: settings.concurrency,
+    maxRetryAfterMs: settings.retry.maxRetryAfterMs,
+    onRetryAfter: retryAfterReporter(stats, logger),
     ...attribution(env),
   });
-  const stats = new RunStats();
   const controller = new AbortController();
   const interrupt = () =>
     controller.abort(
@@ -52,7 +54,7 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
     );
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
-  const progress = startProgress(stats);
+  const progress = startProgress(stats, { logger, intervalMs: progressIntervalFrom() });
   let summary: RunSummary;
   try {
     summary = await runPipeline(settings, { client, logger, stats, signal: controller.signal });
@@ -65,7 +67,33 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
   }
   if (flags.json) printJson(summary);
   else process.stdout.write(describeSummary(summary));
+  if (summary.documents === 0) throw await nothingEmbedded(summary, settings.input);
   if (summary.status === 'incomplete') process.exitCode = ExitCode.batchesFailed;
+}
+
+/** A run that found no document to embed: every row rejected (_rejects.jsonl says why), or none at all. */
+async function nothingEmbedded(s: RunSummary, input: string): Promise<NothingEmbeddedError> {
+  if (s.rejects === 0)
+    return new NothingEmbeddedError(`nothing to embed: ${shortPath(input)} holds no document`);
+  const rejects = join(shortPath(s.outDir), REJECTS_FILE);
+  if (s.status === 'dry-run') {
+    return new NothingEmbeddedError(
+      `nothing to embed: all ${s.rejects} input rows of ${shortPath(input)} would be rejected ` +
+        `(a real run lists each with its reason in ${REJECTS_FILE}); check --format, --id-field and --text-field`,
+    );
+  }
+  let first = '';
+  try {
+    const line = (await readFile(join(s.outDir, REJECTS_FILE), 'utf8')).split('\n', 1)[0] ?? '';
+    const reason = (JSON.parse(line) as { reason?: unknown }).reason;
+    if (typeof reason === 'string') first = ` (the first: ${reason})`;
+  } catch {
+    // The file names every reason anyway.
+  }
+  return new NothingEmbeddedError(
+    `nothing embedded: all ${s.rejects} input rows of ${shortPath(input)} were rejected${first}; ` +
+      `see ${rejects}, and check --format, --id-field and --text-field`,
+  );
 }
 
 /** The chunk budget used, and why. */
@@ -90,6 +118,19 @@ function describeSizing(s: RunSummary): string {
   );
 }
 
+/** Dry run: what a real run would send, when the output already holds some planned batches. */
+function describeToSend(s: RunSummary, out: string): string {
+  const send = s.toSend;
+  if (!send || s.batches.resumed === 0) return '';
+  if (send.batches === 0) {
+    return `  ${out} already holds all ${s.batches.planned} planned batches: a re-run would send nothing ($0)\n`;
+  }
+  return (
+    `  ${out} already holds ${s.batches.resumed} of ${s.batches.planned} planned batches: a re-run would send ` +
+    `${send.batches} requests, ${send.chunks} chunks, about ${send.tokens} tokens; estimated cost $${send.cost.toFixed(6)}\n`
+  );
+}
+
 /** A path as short as it can be said from here (relative when inside the working folder). */
 function shortPath(path: string): string {
   const rel = relative(process.cwd(), path);
@@ -104,7 +145,7 @@ function describeSummary(s: RunSummary): string {
     return (
       `dry run for ${s.model}: ${s.documents} documents, ${s.rejects} rejected, ${s.chunks} chunks, ` +
       `${bound ? 'at most ' : 'about '}${s.tokens} tokens in ${s.batches.planned} requests; estimated cost ` +
-      `${bound ? 'at most ' : ''}${usd}\n${describeSizing(s)}\n` +
+      `${bound ? 'at most ' : ''}${usd}\n${describeToSend(s, out)}${describeSizing(s)}\n` +
       (bound
         ? '  (no calibration yet: planned with the UTF-8 byte bound; a real run first measures how the gateway counts)\n'
         : '')
@@ -112,16 +153,38 @@ function describeSummary(s: RunSummary): string {
   }
   const lines = [
     `${s.status === 'done' ? 'done' : 'INCOMPLETE'}: ${s.rows} vectors (${s.dims ?? '?'} dims, ${s.model}) in ${out}`,
-    `  documents ${s.documents}, rejected ${s.rejects}${s.rejects > 0 ? ' (rejects.jsonl)' : ''}, chunks ${s.chunks}, tokens ${s.tokens}`,
+    `  documents ${s.documents}, rejected ${s.rejects}${s.rejects > 0 ? ` (${REJECTS_FILE})` : ''}, chunks ${s.chunks}, tokens ${s.tokens}`,
     `  batches ${s.batches.planned}: ${s.batches.embedded} embedded, ${s.batches.resumed} already done, ${s.batches.failed} failed`,
     `  requests ${s.requests}, retries ${s.retries}, cost ${usd}, ${(s.elapsedMs / 1000).toFixed(1)} s`,
     describeSizing(s),
   ];
-  if (s.failures > 0) lines.push(`  ${s.failures} chunks could not be embedded: see failures.jsonl`);
+  if (s.failures > 0) lines.push(`  ${s.failures} chunks could not be embedded: see ${FAILURES_FILE}`);
   if (s.status === 'incomplete') lines.push('  re-run the same command to retry the failed batches');
-  else
-    lines.push(
-      `  query it: duckdb -c "SELECT id, chunk_index, text FROM read_parquet('${out}/*.parquet') LIMIT 5"`,
-    );
+  else lines.push(...queryHints(s, out));
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * One-line queries for the finished dataset (README, "Reading the dataset"). DuckDB reads the
+ * vector column as FLOAT[], so the nearest-neighbour query casts it to FLOAT[dims] first. DuckDB
+ * has no built-in Arrow IPC reader: an `--output-format arrow` dataset gets pyarrow's line.
+ */
+export function queryHints(s: Pick<RunSummary, 'files' | 'dims'>, out: string): string[] {
+  const sqlPath = (path: string) => `'${path.replace(/'/g, "''")}'`;
+  if (s.files.length > 0 && s.files.every((file) => file.endsWith('.arrow'))) {
+    return [
+      `  query it: python3 -c "import pyarrow.dataset as ds; print(ds.dataset(${sqlPath(out)}, format='arrow').head(5))"`,
+    ];
+  }
+  const scan = `read_parquet(${sqlPath(`${out}/*.parquet`)})`;
+  const hints = [`  query it: duckdb -c "SELECT id, chunk_index, text FROM ${scan} LIMIT 5"`];
+  if (s.dims) {
+    hints.push(
+      `  nearest neighbours of the first chunk: duckdb -c "WITH t AS (SELECT id, chunk_index, text, embedding::FLOAT[${s.dims}] AS e FROM ${scan}), ` +
+        'q AS (SELECT e FROM t ORDER BY id, chunk_index LIMIT 1) ' +
+        'SELECT t.id, t.chunk_index, array_cosine_similarity(t.e, q.e) AS score, left(t.text, 60) AS text ' +
+        'FROM t, q ORDER BY score DESC LIMIT 5"',
+    );
+  }
+  return hints;
 }

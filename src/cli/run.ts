@@ -33,10 +33,21 @@ export function registerRun(program: Command): void {
     .option('--data-collection <policy>', 'deny: only providers that do not collect data')
     .option('--max-attempts <n>', 'HTTP attempts per request (default: 8)', integerOption(1, 100))
     .option(
+      '--max-retry-after <seconds>',
+      'longest Retry-After waited for; a longer one fails the batch, left for a re-run (default: 300)',
+      integerOption(0, 86_400),
+    )
+    .option(
       '--commit-interval <ms>',
       'longest an embedded batch waits to be committed with others (default: 2000)',
       integerOption(0, 600_000),
     )
+    .option(
+      '--allow-insecure-http',
+      'allow a plain http:// --base-url to a non-loopback host (key in clear text)',
+    )
+    .option('--follow-symlinks', 'follow symlinks in a text folder that point outside it')
+    .option('--force', "delete another model's or plan's unfinished files in --out")
     .option('--dry-run', 'plan and count tokens and cost; call no embeddings')
     .option('--json', 'print the summary as JSON on stdout')
     .action(async (jobPath: string | undefined, flags: RunCommandFlags) => {

@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { UsageError } from '../errors.js';
-import { commandContext, type GatewayFlags } from './context.js';
+import { commandContext, type GatewayFlags, lookup, requireKey } from './context.js';
 import { printJson } from './format.js';
 
 export interface TranscribeFlags extends GatewayFlags {
@@ -27,14 +27,18 @@ export async function transcribeAction(file: string, flags: TranscribeFlags): Pr
       code === 'ENOENT' ? `audio file not found: ${file}` : `cannot read ${file}: ${code}`,
     );
   }
-  const client = commandContext(flags).client();
+  const context = commandContext(flags);
+  requireKey(context.env, 'api');
+  const client = context.client();
   try {
-    const result = await client.transcribe({
-      model: flags.model,
-      audio: { data, format },
-      ...(flags.language ? { language: flags.language.toLowerCase() } : {}),
-      ...(flags.temperature !== undefined ? { temperature: flags.temperature } : {}),
-    });
+    const result = await lookup(client, (gateway) =>
+      gateway.transcribe({
+        model: flags.model,
+        audio: { data, format },
+        ...(flags.language ? { language: flags.language.toLowerCase() } : {}),
+        ...(flags.temperature !== undefined ? { temperature: flags.temperature } : {}),
+      }),
+    );
     if (flags.json) printJson(result);
     else process.stdout.write(`${result.text}\n`);
   } finally {

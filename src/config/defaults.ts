@@ -34,6 +34,23 @@ export const DEFAULTS = {
     maxAttempts: 8,
     baseDelayMs: 500,
     maxDelayMs: 30_000,
+    /** Longest Retry-After waited for (`--max-retry-after`); a longer one fails the batch (re-run sends it). */
+    maxRetryAfterMs: 300_000,
+    /** 429s with Retry-After (the gateway pacing us) per request that do not spend an attempt. */
+    maxRateLimitWaits: 1_000,
+  },
+
+  /** Progress line off a terminal (CI, cron, `2> log`): one structured line this often. */
+  progressIntervalMs: 10_000,
+
+  /**
+   * Retries of a lookup (the models listing that starts a run, a one-off command): short, so a wrong
+   * base URL or a gateway that is down is reported in seconds, not after the run's long backoff.
+   */
+  lookupRetry: {
+    maxAttempts: 3,
+    baseDelayMs: 300,
+    maxDelayMs: 2_000,
   },
 
   encodingFormat: 'base64' as 'base64' | 'float',

@@ -17,6 +17,8 @@ export const jobFileSchema = z.strictObject({
     format: z.enum(['csv', 'jsonl', 'text']).optional(),
     idField: z.string().min(1).optional(),
     textField: z.string().min(1).optional(),
+    /** Follow symlinks in a text folder that point outside it (default: rejected). */
+    followSymlinks: z.boolean().optional(),
   }),
   model: z.string().min(1),
   output: z
@@ -31,6 +33,8 @@ export const jobFileSchema = z.strictObject({
       /** Start the local gateway emulator in-process and use it (the demo). */
       emulator: z.boolean().optional(),
       timeoutMs: positiveInt.optional(),
+      /** Allow plain http:// to a non-loopback host (the API key travels in clear text). */
+      allowInsecureHttp: z.boolean().optional(),
     })
     .optional(),
   chunking: z
@@ -88,9 +92,12 @@ export async function loadJobFile(path: string): Promise<JobFile> {
 export function parseJob(json: unknown, path: string): JobFile {
   const result = jobFileSchema.safeParse(json);
   if (!result.success) {
-    const issue = result.error.issues[0]!;
-    const field = issue.path.length > 0 ? issue.path.join('.') : '(top level)';
-    throw new ConfigError(`${path}: ${field}`, issue.message);
+    // Every problem at once, each with the file and the field, so one edit fixes them all.
+    const [first, ...more] = result.error.issues.map((issue) => ({
+      field: `${path}: ${issue.path.length > 0 ? issue.path.join('.') : '(top level)'}`,
+      message: issue.message,
+    }));
+    throw new ConfigError(first!.field, first!.message, more);
   }
   const job = result.data;
   const base = dirname(resolve(path));

@@ -2,7 +2,7 @@
  * Resolves the settings of a run: a flag overrides the job file, which overrides the environment,
  * which overrides DEFAULTS. The result is complete and validated; stages never look elsewhere.
  */
-import { resolve } from 'node:path';
+import { extname, resolve } from 'node:path';
 import { ConfigError, UsageError } from '../errors.js';
 import { DEFAULTS } from './defaults.js';
 import type { Environment } from './env.js';
@@ -36,10 +36,22 @@ export interface RunSettings {
   readonly overlap: number;
   readonly encodingFormat: 'base64' | 'float';
   readonly provider: ProviderSettings;
-  readonly retry: { readonly maxAttempts: number; readonly baseDelayMs: number; readonly maxDelayMs: number };
+  readonly retry: {
+    readonly maxAttempts: number;
+    readonly baseDelayMs: number;
+    readonly maxDelayMs: number;
+    /** Longest Retry-After waited for (`--max-retry-after`); a longer one fails the batch for a re-run. */
+    readonly maxRetryAfterMs: number;
+  };
   readonly dryRun: boolean;
   /** Longest an embedded batch waits to be committed with others (what a crash can cost to re-embed). */
   readonly commitIntervalMs: number;
+  /** Let `baseUrl` be plain http:// to a non-loopback host (the key then travels in clear text). */
+  readonly allowInsecureHttp: boolean;
+  /** Follow symlinks in a text folder that point outside it. */
+  readonly followSymlinks: boolean;
+  /** Let a run delete files of another model's or plan's unfinished run in the output folder. */
+  readonly force: boolean;
 }
 
 /** What `embedpipe run` flags can set (commander's camelCase names). */
@@ -63,8 +75,13 @@ export interface RunFlags {
   allowFallbacks?: boolean;
   dataCollection?: string;
   maxAttempts?: number;
+  /** Seconds. */
+  maxRetryAfter?: number;
   dryRun?: boolean;
   commitInterval?: number;
+  allowInsecureHttp?: boolean;
+  followSymlinks?: boolean;
+  force?: boolean;
 }
 
 function oneOf<T extends string>(
@@ -83,6 +100,18 @@ function positive(flag: string, value: number | undefined, { min = 1, max = Numb
     throw new ConfigError(flag, `must be an integer from ${min} to ${max} (got ${value})`);
   }
   return value;
+}
+
+/**
+ * The job file's input format, when it still applies to `input`: an --input that replaces the job's
+ * input keeps the job's format only if it has the same extension (a folder for a folder); otherwise
+ * the format is inferred again from the new input, so `run job.json --input docs.csv` never reads a
+ * CSV file as the job's text.
+ */
+function jobFormatFor(input: string, job: JobFile | undefined): CorpusFormatSetting | undefined {
+  const format = job?.input.format;
+  if (!format || input === job.input.path) return format;
+  return extname(input).toLowerCase() === extname(job.input.path).toLowerCase() ? format : undefined;
 }
 
 export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, env: Environment): RunSettings {
@@ -107,7 +136,8 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
     ...(dataCollection ? { dataCollection } : {}),
   };
 
-  const format = oneOf('--format', flags.format, ['csv', 'jsonl', 'text'] as const) ?? job?.input.format;
+  const format =
+    oneOf('--format', flags.format, ['csv', 'jsonl', 'text'] as const) ?? jobFormatFor(input, job);
   const maxTokens = positive('--max-tokens', flags.maxTokens) ?? job?.chunking?.maxTokens;
   const settings: RunSettings = {
     input,
@@ -146,6 +176,10 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
         positive('--max-attempts', flags.maxAttempts, { max: 100 }) ??
         job?.retry?.maxAttempts ??
         DEFAULTS.retry.maxAttempts,
+      maxRetryAfterMs:
+        flags.maxRetryAfter === undefined
+          ? DEFAULTS.retry.maxRetryAfterMs
+          : (positive('--max-retry-after', flags.maxRetryAfter, { min: 0, max: 86_400 }) ?? 0) * 1000,
       baseDelayMs: job?.retry?.baseDelayMs ?? DEFAULTS.retry.baseDelayMs,
       maxDelayMs: job?.retry?.maxDelayMs ?? DEFAULTS.retry.maxDelayMs,
     },
@@ -153,9 +187,43 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
     commitIntervalMs:
       positive('--commit-interval', flags.commitInterval, { min: 0, max: 600_000 }) ??
       DEFAULTS.commit.maxDelayMs,
+    allowInsecureHttp: flags.allowInsecureHttp ?? job?.gateway?.allowInsecureHttp ?? false,
+    followSymlinks: flags.followSymlinks ?? job?.input.followSymlinks ?? false,
+    force: flags.force ?? false,
   };
   if (settings.maxTokens !== undefined && settings.maxTokens > settings.maxTokensPerRequest) {
     throw new ConfigError('--max-tokens', `is above the per-request budget ${settings.maxTokensPerRequest}`);
   }
   return settings;
+}
+
+/** Loopback hosts: plain HTTP to them never leaves the machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost') || host === '::1') return true;
+  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true;
+  return /^::ffff:127\./.test(host) || /^::ffff:7f[0-9a-f]{2}:/.test(host);
+}
+
+/**
+ * Plain http:// to a remote host would send the API key in clear text: refused (UsageError) unless
+ * `allowInsecureHttp`. Checked before the run's first request (not while resolving settings, so
+ * settings can still be inspected).
+ */
+export function checkGatewayTransport(
+  settings: Pick<RunSettings, 'baseUrl' | 'emulator' | 'allowInsecureHttp'>,
+): void {
+  if (settings.emulator || settings.allowInsecureHttp) return;
+  const { baseUrl } = settings;
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return; // the client reports a malformed URL
+  }
+  if (url.protocol !== 'http:' || isLoopbackHost(url.hostname)) return;
+  throw new UsageError(
+    `--base-url ${url.origin} is plain HTTP to a remote host: the API key would travel in clear text. ` +
+      'Use https://, or pass --allow-insecure-http (job file: gateway.allowInsecureHttp) if you accept that',
+  );
 }

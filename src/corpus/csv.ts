@@ -19,13 +19,13 @@
  * the reject may swallow the lines up to there (the reason says which lines). A quote that is
  * never closed swallows the rest of the file into one reject.
  */
-import { createReadStream } from 'node:fs';
 import { pipeline, Readable } from 'node:stream';
 import { type CsvError, type Options, type Parser, parse } from 'csv-parse';
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
 import type { FileReadOptions } from './entries.js';
 import { Reason, reject, toEntry } from './entries.js';
+import { inputBytes } from './input-stream.js';
 import { LineIndex } from './line-index.js';
 import { decodeUtf8, withoutBom } from './utf8.js';
 
@@ -58,6 +58,9 @@ export async function* readCsv(options: CsvReadOptions): AsyncGenerator<CorpusEn
   const hooks: Options<Row, Uint8Array[]> = {
     encoding: null,
     bom: false,
+    // Any line break ends a record, CRLF and LF mixed in one file: csv-parse would otherwise take
+    // the first one it meets for the whole file, and two rows split by the other become one reject.
+    record_delimiter: ['\r\n', '\n', '\r'],
     skip_empty_lines: true,
     skip_records_with_error: true,
     cast: (value, context) => {
@@ -74,7 +77,7 @@ export async function* readCsv(options: CsvReadOptions): AsyncGenerator<CorpusEn
   parser = parse(hooks as unknown as Options);
 
   async function* bytes(): AsyncGenerator<Buffer> {
-    for await (const chunk of withoutBom(counted(createReadStream(options.path), options.onBytes))) {
+    for await (const chunk of withoutBom(inputBytes(options.path, file, options.onBytes))) {
       index.push(chunk);
       if (index.retained > options.maxRecordBytes) {
         throw new UsageError(
@@ -94,17 +97,6 @@ export async function* readCsv(options: CsvReadOptions): AsyncGenerator<CorpusEn
     yield records.toEntry(row);
   }
   yield* records.finish();
-}
-
-/** Passes chunks through, reporting their size. */
-async function* counted(
-  chunks: AsyncIterable<Buffer>,
-  onBytes: (bytes: number) => void,
-): AsyncGenerator<Buffer> {
-  for await (const chunk of chunks) {
-    onBytes(chunk.length);
-    yield chunk;
-  }
 }
 
 /**

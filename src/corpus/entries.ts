@@ -5,7 +5,7 @@
 import type { CorpusEntry } from '../domain.js';
 import type { IdRegistry } from './ids.js';
 
-/** Reject reasons. Short and stable: users grep rejects.jsonl for them. */
+/** Reject reasons. Short and stable: users grep _rejects.jsonl for them. */
 /** What every file reader of a corpus is given. */
 export interface FileReadOptions {
   /** The file to read. */
@@ -36,6 +36,9 @@ export const Reason = {
   tooLarge: (bytes: number, limit: number) => `too large: ${bytes} bytes (limit ${limit})`,
   unreadableFile: (code: string) => `unreadable file (${code})`,
   unreadableFolder: (code: string) => `unreadable folder (${code})`,
+  notRegularFile: (kind: string) => `not a regular file (${kind}): skipped`,
+  symlinkOutside: (target: string) =>
+    `symlink to ${target}, outside the input folder: skipped (pass --follow-symlinks to follow it)`,
 } as const;
 
 export function reject(file: string, line: number, reason: string, id?: string): CorpusEntry {

@@ -35,6 +35,8 @@ export interface CorpusOptions {
   readonly stats?: CorpusStats;
   /** Called with the size of every piece of input read from disk (for a progress ETA). */
   readonly onBytes?: (bytes: number) => void;
+  /** Follow symlinks in a text folder that point outside it (default: each is a reject). */
+  readonly followSymlinks?: boolean;
   /**
    * Largest entry (CSV record, JSONL line, text file) in bytes; default 64 MiB. A larger JSONL
    * line or text file is rejected; a larger CSV record (an unclosed quote, usually) is a UsageError.
@@ -47,7 +49,8 @@ export const DEFAULT_MAX_ENTRY_BYTES: number = DEFAULTS.maxEntryBytes;
 /** The format implied by a path: .csv, .jsonl/.ndjson, or text for a folder or a .txt/.md file. */
 export function detectFormat(path: string, stat: { isDirectory(): boolean }): CorpusFormat {
   if (stat.isDirectory()) return 'text';
-  const extension = extname(path).toLowerCase();
+  // `docs.jsonl.gz`, `docs.csv.gz`: the format of what is inside (gzip is sniffed when read).
+  const extension = extname(path.replace(/\.gz$/i, '')).toLowerCase();
   if (extension === '.csv') return 'csv';
   if (extension === '.jsonl' || extension === '.ndjson') return 'jsonl';
   if (extension === '.txt' || extension === '.md') return 'text';
@@ -88,6 +91,7 @@ async function* read(options: CorpusOptions): AsyncGenerator<CorpusEntry> {
     textField: options.textField,
     ids: new IdRegistry(),
     maxEntryBytes: options.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES,
+    followSymlinks: options.followSymlinks ?? false,
     onBytes: (bytes) => {
       stats.bytesRead += bytes;
       options.onBytes?.(bytes);
@@ -96,10 +100,18 @@ async function* read(options: CorpusOptions): AsyncGenerator<CorpusEntry> {
   const entries = reader(format, folder, reading, (total) => {
     stats.totalBytes = total;
   });
+  let any = false;
   for await (const entry of entries) {
+    any = true;
     if (entry.kind === 'document') stats.documents += 1;
     else stats.rejects += 1;
     yield entry;
+  }
+  // An input with no row at all (an empty file, a CSV of a header only) is a mistake, not a dataset.
+  if (!any) {
+    throw new UsageError(
+      `no documents in the input: ${path} holds no ${format === 'csv' ? 'CSV record below its header' : format === 'jsonl' ? 'JSON line' : 'text'}`,
+    );
   }
 }
 
@@ -110,6 +122,7 @@ interface ReaderOptions {
   readonly textField: string;
   readonly ids: IdRegistry;
   readonly maxEntryBytes: number;
+  readonly followSymlinks: boolean;
   readonly onBytes: (bytes: number) => void;
 }
 

@@ -3,10 +3,11 @@
  * with a fatal decoder, so a bad line (invalid UTF-8, broken JSON, wrong types) rejects only itself.
  * Blank lines are skipped silently but still counted, so line numbers match an editor's.
  */
-import { createReadStream } from 'node:fs';
 import type { CorpusEntry } from '../domain.js';
+import { UsageError } from '../errors.js';
 import type { FileReadOptions } from './entries.js';
 import { Reason, reject, toEntry } from './entries.js';
+import { inputBytes } from './input-stream.js';
 import { LineSplitter, type RawLine } from './lines.js';
 import { decodeUtf8, stripBom } from './utf8.js';
 
@@ -15,23 +16,60 @@ export interface JsonlReadOptions extends FileReadOptions {
   readonly maxLineBytes: number;
 }
 
+/** Leading rows all missing the id or text field after which the read stops (wrong --id-field?). */
+export const MISSING_FIELD_ROWS = 100;
+
 export async function* readJsonl(options: JsonlReadOptions): AsyncGenerator<CorpusEntry> {
   const lines = new LineSplitter(options.maxLineBytes);
-  for await (const chunk of createReadStream(options.path) as AsyncIterable<Buffer>) {
-    options.onBytes(chunk.length);
+  const fields = new FieldCheck(options);
+  for await (const chunk of inputBytes(options.path, options.file, options.onBytes)) {
     for (const line of lines.push(chunk)) {
-      const entry = lineToEntry(line, options);
+      const entry = lineToEntry(line, options, fields);
       if (entry !== undefined) yield entry;
     }
   }
   for (const line of lines.end()) {
-    const entry = lineToEntry(line, options);
+    const entry = lineToEntry(line, options, fields);
     if (entry !== undefined) yield entry;
   }
 }
 
+/**
+ * Stops the read early when the first rows are all objects missing the id or the text field: the
+ * fields are most likely named otherwise, and rejecting the whole file row by row says so badly.
+ */
+class FieldCheck {
+  #settled = false;
+  #missing = 0;
+  readonly #seen = new Map<string, number>();
+
+  constructor(private readonly options: JsonlReadOptions) {}
+
+  /** An object row: whether it had both fields; throws once MISSING_FIELD_ROWS rows in a row had not. */
+  note(record: Record<string, unknown>, hasFields: boolean): void {
+    if (this.#settled) return;
+    if (hasFields) {
+      this.#settled = true;
+      return;
+    }
+    this.#missing += 1;
+    for (const key of Object.keys(record).slice(0, 100)) this.#seen.set(key, (this.#seen.get(key) ?? 0) + 1);
+    if (this.#missing < MISSING_FIELD_ROWS) return;
+    const { file, idField, textField } = this.options;
+    const found = [...this.#seen.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 20)
+      .map(([key]) => JSON.stringify(key));
+    throw new UsageError(
+      `${file}: the first ${this.#missing} rows all lack the id field ${JSON.stringify(idField)} or the text ` +
+        `field ${JSON.stringify(textField)}; fields found: ${found.join(', ') || '(none)'}. ` +
+        'Pick them with --id-field and --text-field',
+    );
+  }
+}
+
 /** The entry for one line, or undefined for a blank line. */
-function lineToEntry(line: RawLine, options: JsonlReadOptions): CorpusEntry | undefined {
+function lineToEntry(line: RawLine, options: JsonlReadOptions, fields?: FieldCheck): CorpusEntry | undefined {
   const { file } = options;
   const { number } = line;
   if (line.bytes === undefined) return reject(file, number, Reason.tooLarge(line.size, options.maxLineBytes));
@@ -54,6 +92,7 @@ function lineToEntry(line: RawLine, options: JsonlReadOptions): CorpusEntry | un
   const record = value as Record<string, unknown>;
   const id = Object.hasOwn(record, options.idField) ? record[options.idField] : undefined;
   const text = Object.hasOwn(record, options.textField) ? record[options.textField] : undefined;
+  fields?.note(record, id !== undefined && id !== null && id !== '' && text !== undefined && text !== null);
   if (id === undefined || id === null || id === '') return reject(file, number, Reason.missingId);
   if (typeof id !== 'string') return reject(file, number, Reason.nonStringId(typeOf(id)));
   // JSON escapes can spell a lone surrogate ("\ud800"), which no UTF-8 output can store exactly.

@@ -6,11 +6,13 @@
  * Order is deterministic across runs and machines: relative paths sorted by code points (compared
  * as UTF-8 bytes, which orders like code points; JS string order is UTF-16 code units and puts
  * astral characters before U+E000–U+FFFF). Hidden entries (leading dot) are skipped; symlinks are
- * followed, except into a folder that is already on the current path (a loop).
+ * followed, except into a folder that is already on the current path (a loop), and, unless
+ * `followSymlinks`, out of the input folder (a reject names each). Anything neither a file nor a
+ * folder (a FIFO, a socket, a device) is a reject, never opened: a FIFO would block the read.
  */
 import type { Dirent } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { basename, isAbsolute, join, relative } from 'node:path';
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
 import { Reason, reject, toEntry } from './entries.js';
@@ -29,6 +31,8 @@ export interface TextReadOptions {
   readonly maxFileBytes: number;
   /** Called once with the total size of the folder's .txt/.md files, before reading them. */
   readonly onTotalBytes?: (bytes: number) => void;
+  /** Follow symlinks that point outside the folder (default: each is a reject). */
+  readonly followSymlinks?: boolean;
 }
 
 /** A .txt/.md file found in the folder, or a problem found while walking it. */
@@ -45,7 +49,7 @@ export function isTextFileName(name: string): boolean {
 
 /** Every .txt/.md file of a folder: id and source are the path relative to the folder, with `/`. */
 export async function* readTextFolder(options: TextReadOptions): AsyncGenerator<CorpusEntry> {
-  const found = await walk(options.path, options.file);
+  const found = await walk(options.path, options.file, options.followSymlinks ?? false);
   if (found.length === 0) throw new UsageError(`no .txt or .md files in folder ${options.file}`);
   options.onTotalBytes?.(found.reduce((sum, item) => sum + ('size' in item ? item.size : 0), 0));
   for (const item of found) {
@@ -81,8 +85,13 @@ async function readDocument(
 }
 
 /** The folder's .txt/.md files and walk problems, sorted by relative path. */
-async function walk(root: string, display: string): Promise<Found[]> {
+async function walk(root: string, display: string, followSymlinks: boolean): Promise<Found[]> {
   const found: Found[] = [];
+  const realRoot = await realpath(root).catch(() => root);
+  const inside = (target: string): boolean => {
+    const rel = relative(realRoot, target);
+    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  };
   // Folders on the current path, by device and inode: entering one again would loop forever.
   const ancestors = new Set<string>([await folderKey(root)]);
 
@@ -102,16 +111,29 @@ async function walk(root: string, display: string): Promise<Found[]> {
       let kind = kindOf(entry);
       let size: number | undefined;
       if (entry.isSymbolicLink()) {
+        let target: Awaited<ReturnType<typeof stat>>;
         try {
-          const target = await stat(abs);
-          kind = kindOf(target);
-          size = target.size;
+          target = await stat(abs);
         } catch (error) {
           // A dangling link that looks like a document is reported; anything else is not ours.
           if (isTextFileName(entry.name))
             found.push({ rel: childRel, problem: Reason.unreadableFile(errorCode(error)), isFile: true });
           continue;
         }
+        kind = kindOf(target);
+        size = target.size;
+        if (!followSymlinks && (kind === 'folder' || isTextFileName(entry.name))) {
+          const real = await realpath(abs).catch(() => abs);
+          if (!inside(real)) {
+            found.push({ rel: childRel, problem: Reason.symlinkOutside(real), isFile: kind !== 'folder' });
+            continue;
+          }
+        }
+      }
+      if (kind === 'other') {
+        // Never opened: reading a FIFO blocks until a writer comes.
+        found.push({ rel: childRel, problem: Reason.notRegularFile(specialKind(entry)), isFile: true });
+        continue;
       }
       if (kind === 'folder') {
         const key = await folderKey(abs);
@@ -134,6 +156,13 @@ async function walk(root: string, display: string): Promise<Found[]> {
   const keyed = found.map((item) => ({ item, key: Buffer.from(item.rel, 'utf8') }));
   keyed.sort((a, b) => Buffer.compare(a.key, b.key));
   return keyed.map(({ item }) => item);
+}
+
+function specialKind(entry: Dirent): string {
+  if (entry.isFIFO()) return 'a FIFO';
+  if (entry.isSocket()) return 'a socket';
+  if (entry.isCharacterDevice() || entry.isBlockDevice()) return 'a device';
+  return entry.isSymbolicLink() ? 'a link to a FIFO, socket or device' : 'not a file';
 }
 
 function kindOf(entry: { isDirectory(): boolean; isFile(): boolean }): 'folder' | 'file' | 'other' {

@@ -70,6 +70,8 @@ class BatchOutcome {
   requests = 0;
   retries = 0;
   provider: string | undefined;
+  /** The last 400 an input of this batch was refused with. */
+  lastRejection: GatewayError | undefined;
 
   constructor(readonly batch: Batch) {}
 
@@ -159,7 +161,24 @@ export class GatewayEmbedder {
       if (!batch.chunks.includes(chunk)) outcome.replanned.add(chunk.documentId);
     }
     await this.#embedGroup(chunks, outcome, signal);
+    this.#refuseUniformRejection(outcome);
     return outcome.result();
+  }
+
+  /**
+   * Every input of the batch (two or more) was refused with one and the same status and none got a
+   * vector: the request is what is wrong (a bad parameter, a gateway refusing everything for a
+   * while), not each input. The batch fails whole (BatchFailedError): nothing is committed, and a
+   * re-run sends it again, instead of committing an empty batch that a re-run would skip.
+   */
+  #refuseUniformRejection(outcome: BatchOutcome): void {
+    const { failures } = outcome;
+    const last = outcome.lastRejection;
+    if (outcome.chunks.length > 0 || failures.length < 2 || last === undefined) return;
+    const status = failures[0]!.status;
+    if (status === undefined || failures.some((f) => f.status !== status)) return;
+    this.#options.stats.chunkFailures -= failures.length;
+    throw new BatchFailedError(outcome.batch.batchId, last);
   }
 
   /**
@@ -217,6 +236,7 @@ export class GatewayEmbedder {
         if (await this.#replan(chunk.documentId, outcome, signal)) return;
       }
       outcome.fail(chunk, error.message, error.status);
+      outcome.lastRejection = error;
       this.#options.stats.chunkFailures += 1;
       return;
     }
@@ -268,15 +288,22 @@ export class GatewayEmbedder {
         outcome.requests += 1;
         // No signal here on purpose: a request already sent is paid for, so it is allowed to finish
         // and its vectors are kept; `signal` stops retries and waits (withRetry) instead.
-        const result = await client.embeddings({
-          model,
-          input,
-          encoding_format: askedFor,
-          ...(provider ? { provider } : {}),
-        });
+        let result: EmbeddingsResult;
+        try {
+          result = await client.embeddings({
+            model,
+            input,
+            encoding_format: askedFor,
+            ...(provider ? { provider } : {}),
+          });
+        } catch (error) {
+          if (error instanceof InvalidResponseError) this.#accountRejectedAnswer(error, chunks, outcome);
+          throw error;
+        }
         router.noteSuccess();
-        this.#checkDims(result.dims);
+        // Accounted first: an answer of the wrong length is refused (fatal) but was paid for.
         this.#account(result, chunks, outcome);
+        this.#checkDims(result.dims);
         return result;
       },
       {
@@ -323,6 +350,19 @@ export class GatewayEmbedder {
           `${this.#options.model}; refusing to mix vector spaces in one dataset`,
       );
     }
+  }
+
+  /**
+   * A 2xx the client refused (short data, wrong dims, bad JSON): the gateway billed it all the same,
+   * so its cost counts. The client's error carries no usage, so it is estimated from the pricing and
+   * the chunks' planned (upper) token estimates.
+   */
+  #accountRejectedAnswer(error: InvalidResponseError, chunks: readonly Chunk[], outcome: BatchOutcome): void {
+    if (error.status < 200 || error.status >= 300) return;
+    const tokens = chunks.reduce((sum, c) => sum + c.tokens, 0);
+    const cost = tokens * (this.#options.pricePerToken ?? 0);
+    outcome.cost += cost;
+    this.#options.stats.cost += cost;
   }
 
   #account(result: EmbeddingsResult, chunks: readonly Chunk[], outcome: BatchOutcome): void {

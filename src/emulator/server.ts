@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -80,6 +81,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const initial = validateEmulatorOptions(options);
   let state = createState(initial);
   const closing = new AbortController();
+  // Every answer waiting out its latency listens to this one signal: many at once is by design, not
+  // a leak (without this, 11 slow answers print MaxListenersExceededWarning).
+  setMaxListeners(0, closing.signal);
 
   const server = createServer({ noDelay: true }, (req, res) => {
     void answer(state, req, res, closing.signal);

@@ -6,11 +6,13 @@
  * Connections are pooled and kept alive by an undici Agent; `close()` releases them. Keys live in
  * #private fields (invisible to util.inspect and JSON) and are scrubbed from every error.
  */
-import pLimit, { type LimitFunction } from 'p-limit';
-import { Agent, request } from 'undici';
+import { Agent, DecoratorHandler, type Dispatcher, request } from 'undici';
 import { DEFAULTS } from '../config/defaults.js';
 import { EmbedpipeError, UsageError } from '../errors.js';
 import { RetryAfterGate } from '../retry/gate.js';
+import { parseRetryAfter } from '../retry/retry-after.js';
+import { onAbort } from '../retry/timing.js';
+import { AdaptiveWindow } from '../retry/window.js';
 import {
   decodeEmbeddings,
   decodeMembers,
@@ -23,7 +25,12 @@ import {
   ShapeError,
   type TranscriptionResult,
 } from './decode.js';
-import { connectionErrorFrom, gatewayErrorFromResponse, invalidResponseError } from './errors.js';
+import {
+  connectionErrorFrom,
+  gatewayErrorFromResponse,
+  invalidResponseError,
+  RateLimitError,
+} from './errors.js';
 import {
   type EmbeddingsRequestBody,
   MEMBERS_LIMIT_DEFAULT,
@@ -48,10 +55,31 @@ export interface GatewayClientOptions {
    * after its slot is handed to the next request, so the window never idles on our own CPU work.
    */
   maxInFlight?: number;
+  /**
+   * Longest Retry-After a request waits for at the gate (default DEFAULTS.retry.maxRetryAfterMs). A
+   * longer one fails the request at once with a retryable 429 (RateLimitError) carrying the wait.
+   */
+  maxRetryAfterMs?: number;
+  /** Told each time a response with Retry-After closes (or extends) a key's gate. */
+  onRetryAfter?: (event: RetryAfterEvent) => void;
   /** Attribution headers (spec 5.5). */
   referer?: string;
   serviceTitle?: string;
   userAgent?: string;
+}
+
+/** A response asked to wait: the gate of its key is closed until `until`. */
+export interface RetryAfterEvent {
+  status: number;
+  retryAfterMs: number;
+  /** Ms since the epoch: nothing goes out on the key before. */
+  until: number;
+  /** The gate was open before this answer (a new wait, not one extended). */
+  newWait: boolean;
+  /** Whether the wait is longer than maxRetryAfterMs (requests fail instead of waiting). */
+  pastCap: boolean;
+  /** The in-flight window after this answer (undefined without maxInFlight). */
+  window: number | undefined;
 }
 
 export interface CallOptions {
@@ -104,6 +132,38 @@ interface RawResponse {
 /** The abort reason of our own deadline, told apart from the caller's signal. */
 const DEADLINE = Symbol('deadline');
 
+/** A request held back at the socket: its key's gate closed between the check and the write. */
+class GateClosedAtSend extends Error {}
+
+/** undici's types leave out the new-style callbacks its DecoratorHandler has. */
+interface StartingHandler extends Dispatcher.DispatchHandler {
+  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void;
+}
+const Decorator = DecoratorHandler as unknown as new (handler: Dispatcher.DispatchHandler) => StartingHandler;
+
+/**
+ * The last check of the Retry-After gate, made by undici right before the request's bytes are
+ * written to a connection (after any wait for the connection to open): a 429 read meanwhile keeps
+ * it from going out at all. Nothing was sent, so the request simply waits for the gate and goes again.
+ */
+class GateCheck extends Decorator {
+  readonly #gate: RetryAfterGate;
+  constructor(handler: Dispatcher.DispatchHandler, gate: RetryAfterGate) {
+    super(handler);
+    this.#gate = gate;
+  }
+  override onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
+    if (!this.#gate.isOpen) {
+      controller.abort(new GateClosedAtSend('Retry-After gate closed before the request was written'));
+      return;
+    }
+    super.onRequestStart(controller, context);
+  }
+}
+
+const gatedDispatcher = (agent: Agent, gate: RetryAfterGate): Dispatcher =>
+  agent.compose((dispatch) => (options, handler) => dispatch(options, new GateCheck(handler, gate)));
+
 export class GatewayClient {
   readonly baseUrl: string;
   readonly timeoutMs: number;
@@ -112,7 +172,15 @@ export class GatewayClient {
   readonly #managementKey: string | undefined;
   readonly #headers: Readonly<Record<string, string>>;
   readonly #agent: Agent;
-  readonly #wire: LimitFunction | undefined;
+  /** The agent, with the last gate check of each key at the socket (see GateCheck). */
+  readonly #dispatchers: Readonly<Record<KeyKind, Dispatcher>>;
+  /**
+   * The requests on the wire: an AIMD window of at most maxInFlight, halved on a 429 and grown back
+   * by one per window of successes (see retry/window.ts). Only the exchange holds a slot.
+   */
+  readonly #wire: AdaptiveWindow | undefined;
+  readonly #maxRetryAfterMs: number;
+  readonly #onRetryAfter: ((event: RetryAfterEvent) => void) | undefined;
   /** One Retry-After gate per key, checked right before a request goes on the wire. */
   readonly #gates: Readonly<Record<KeyKind, RetryAfterGate>> = {
     api: new RetryAfterGate(),
@@ -132,13 +200,21 @@ export class GatewayClient {
       ...(options.serviceTitle && { 'x-service-title': options.serviceTitle }),
     };
     this.maxInFlight = options.maxInFlight;
-    this.#wire = options.maxInFlight === undefined ? undefined : pLimit(options.maxInFlight);
+    this.#wire = options.maxInFlight === undefined ? undefined : new AdaptiveWindow(options.maxInFlight);
+    this.#maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULTS.retry.maxRetryAfterMs;
+    this.#onRetryAfter = options.onRetryAfter;
     this.#agent = new Agent({
-      connections: options.connections ?? DEFAULTS.connections,
+      // At least one connection per slot of the window: a request that passed the Retry-After gate
+      // must never queue in the pool, where a 429 arriving meanwhile could not hold it back.
+      connections: Math.max(options.connections ?? DEFAULTS.connections, options.maxInFlight ?? 0),
       // Our per-call deadline governs; undici's own header/body timers must not fire first.
       headersTimeout: 0,
       bodyTimeout: 0,
     });
+    this.#dispatchers = {
+      api: gatedDispatcher(this.#agent, this.#gates.api),
+      management: gatedDispatcher(this.#agent, this.#gates.management),
+    };
   }
 
   /**
@@ -147,6 +223,11 @@ export class GatewayClient {
    */
   get retryAfterGate(): RetryAfterGate {
     return this.#gates.api;
+  }
+
+  /** Requests allowed on the wire now (the adaptive window), or undefined when uncapped. */
+  get window(): number | undefined {
+    return this.#wire?.limit;
   }
 
   /** POST /embeddings: one vector per input, checked and placed by index. */
@@ -243,14 +324,21 @@ export class GatewayClient {
   // ---- the one request path -----------------------------------------------------------------------
 
   async #send<T>(route: Route, opts: CallOptions, decode: (json: unknown) => T): Promise<T> {
-    const gate = this.#gates[route.key];
-    const onTheWire = async () => {
-      // Checked inside the wire slot: a request that queued for a slot before a 429 came back must
-      // still wait out that 429's Retry-After.
-      await gate.waitUntilOpen(opts.signal);
-      return this.#exchange(route, opts);
-    };
-    const response = await (this.#wire ? this.#wire(onTheWire) : onTheWire());
+    const wire = this.#wire;
+    const ticket = await wire?.acquire(opts.signal);
+    let response: RawResponse;
+    try {
+      // The gate is checked inside the slot, right before the request is handed to undici (see
+      // #exchange): a request that queued for a slot before a 429 came back still waits it out.
+      response = await this.#exchange(route, opts);
+    } catch (error) {
+      if (ticket) wire?.release(ticket, 'other');
+      throw error;
+    }
+    if (ticket) {
+      const { status } = response;
+      wire?.release(ticket, status === 429 ? 'limited' : status >= 200 && status < 300 ? 'ok' : 'other');
+    }
     const { status, headers, bodyText } = response;
     if (status < 200 || status >= 300) {
       const error = gatewayErrorFromResponse({
@@ -260,8 +348,7 @@ export class GatewayClient {
         now: Date.now(),
         secrets: this.#secrets(),
       });
-      // Closed at once, before any other response is handled: nothing more goes out on this key.
-      if (error.retryAfterMs !== undefined) gate.closeFor(error.retryAfterMs);
+      // The gate was closed as soon as the headers arrived (#exchange), before the slot was freed.
       throw error;
     }
     const invalid = (reason: string, emptyData = false) =>
@@ -289,16 +376,37 @@ export class GatewayClient {
         `${KEY_ENV_VARS[route.key]} is not set: ${route.method} ${route.path} needs ${what}`,
       );
     }
-    opts.signal?.throwIfAborted();
+    const gate = this.#gates[route.key];
+    // The gate is passed only after one turn of the event loop, and re-checked: a 429 may already sit
+    // in a socket, answered while this thread was busy (decoding, encoding a file), and be read in
+    // the same I/O phase that freed this request's slot. Sending before reading it broke its
+    // Retry-After by as long as the thread had been busy (~270 ms seen); the turn lets every answer
+    // already received close the gate first. Last, undici checks it again right before writing to the connection (GateCheck): a request
+    // waiting for a connection to open when a 429 arrives is held back and goes again after the wait.
+    for (;;) {
+      await gate.waitUntilOpen(opts.signal, this.#maxRetryAfterMs);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (!gate.isOpen) continue;
+      if (this.#closed) throw new EmbedpipeError('gateway client is closed');
+      opts.signal?.throwIfAborted();
+      try {
+        return await this.#attempt(route, key, opts);
+      } catch (error) {
+        if (!(error instanceof GateClosedAtSend)) throw error;
+      }
+    }
+  }
 
+  /** One exchange on the wire; GateClosedAtSend when the gate closed before its bytes were written. */
+  async #attempt(route: Route, key: string, opts: CallOptions): Promise<RawResponse> {
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(DEADLINE), timeoutMs);
-    const onAbort = () => controller.abort(opts.signal?.reason);
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    // One shared listener per signal, however many requests are in flight (see onAbort).
+    const off = opts.signal ? onAbort(opts.signal, () => controller.abort(opts.signal?.reason)) : undefined;
     try {
       const response = await request(`${this.baseUrl}${route.path}`, {
-        dispatcher: this.#agent,
+        dispatcher: this.#dispatchers[route.key],
         method: route.method,
         headers: {
           ...this.#headers,
@@ -308,10 +416,14 @@ export class GatewayClient {
         ...(route.body !== undefined && { body: JSON.stringify(route.body) }),
         signal: controller.signal,
       });
+      // Closed the moment the status line and headers arrive, before the body is read and the slot
+      // handed on: nothing more goes out on this key.
+      this.#closeGate(route.key, response.statusCode, response.headers);
       const bodyText = await response.body.text();
       return { status: response.statusCode, headers: response.headers, bodyText };
     } catch (error) {
       if (opts.signal?.aborted) throw opts.signal.reason;
+      if (error instanceof GateClosedAtSend) throw error;
       const timedOut = controller.signal.reason === DEADLINE;
       throw connectionErrorFrom(error, {
         secrets: this.#secrets(),
@@ -319,8 +431,35 @@ export class GatewayClient {
       });
     } finally {
       clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', onAbort);
+      off?.();
     }
+  }
+
+  #closeGate(key: KeyKind, status: number, headers: RawResponse['headers']): void {
+    if (status >= 200 && status < 300) return;
+    const at = Date.now();
+    const retryAfterMs = parseRetryAfter(headers, at);
+    if (retryAfterMs === undefined) return;
+    const gate = this.#gates[key];
+    const newWait = gate.openAt <= at;
+    gate.closeFor(
+      retryAfterMs,
+      (until, maxWaitMs) =>
+        new RateLimitError({
+          status: 429,
+          gatewayMessage: `the gateway asked this key to wait until ${new Date(until).toISOString()}, longer than --max-retry-after (${Math.round(maxWaitMs / 1000)} s); the batch is left for a re-run`,
+          retryAfterMs: Math.max(0, until - Date.now()),
+        }),
+    );
+    this.#onRetryAfter?.({
+      status,
+      retryAfterMs,
+      until: gate.openAt,
+      newWait,
+      pastCap: retryAfterMs > this.#maxRetryAfterMs,
+      // Before this answer's slot is given back (a 429 then halves it, once per burst).
+      window: this.#wire?.limit,
+    });
   }
 
   #secrets(): string[] {

@@ -48,7 +48,20 @@ export function isRetryableStatus(status: number): boolean {
   return status >= 500 && status < 600;
 }
 
-function exitCodeFor(status: number): ExitCode {
+/**
+ * Network codes that mean the gateway was never reached: refused, no route, DNS, TLS handshake.
+ * (A reset or a timeout after connecting is a flaky gateway, not a wrong address.)
+ */
+const UNREACHABLE_CODE =
+  /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EAI_FAIL|EAI_NONAME|EHOSTUNREACH|ENETUNREACH|EHOSTDOWN|ENETDOWN|EADDRNOTAVAIL|UND_ERR_CONNECT_TIMEOUT|EPROTO)$|^ERR_TLS_|^ERR_SSL_|CERT|SIGNATURE/;
+
+/** Whether a network error code means the gateway could not be reached at all. */
+export function isUnreachableCode(code: string | undefined): boolean {
+  return code !== undefined && UNREACHABLE_CODE.test(code);
+}
+
+function exitCodeFor(status: number, networkCode?: string): ExitCode {
+  if (status === 0 && isUnreachableCode(networkCode)) return ExitCode.unreachable;
   if (status === 401 || status === 403) return ExitCode.authentication;
   if (status === 402) return ExitCode.credits;
   if (status === 400 || status === 404) return ExitCode.usage;
@@ -83,7 +96,7 @@ export class GatewayError extends EmbedpipeError {
     this.requestId = details.requestId;
     this.retryAfterMs = details.retryAfterMs;
     this.retryable = isRetryableStatus(details.status);
-    this.exitCode = exitCodeFor(details.status);
+    this.exitCode = exitCodeFor(details.status, (details as { networkCode?: string }).networkCode);
   }
 
   /** A compact, key-free record for logs and `--json` summaries. */
@@ -139,6 +152,65 @@ export class ConnectionError extends GatewayError {
   override toJSON(): Record<string, unknown> {
     return { ...super.toJSON(), networkCode: this.networkCode };
   }
+}
+
+/**
+ * The gateway could not be reached once the retries of a lookup ran out (the first call of a run, or
+ * a one-off command): exit 6, one line naming the base URL and what to check.
+ */
+export class GatewayUnreachableError extends EmbedpipeError {
+  override readonly exitCode: ExitCode = ExitCode.unreachable;
+  constructor(
+    readonly baseUrl: string,
+    cause: ConnectionError,
+  ) {
+    const attempts = cause.attempts > 1 ? ` after ${cause.attempts} attempts` : '';
+    super(
+      `gateway unreachable at ${safeUrl(baseUrl)}${attempts} (${cause.gatewayMessage.trim() || cause.networkCode || 'no response'}): ` +
+        'is the gateway running, is EMBEDPIPE_BASE_URL (or --base-url) right, and can this machine reach it ' +
+        '(network, proxy, TLS certificate)?',
+      { cause },
+    );
+  }
+}
+
+/** The models listing answered 404: the base URL most likely lacks its version segment (`/v1`). */
+export class BaseUrlError extends EmbedpipeError {
+  override readonly exitCode: ExitCode = ExitCode.usage;
+  constructor(
+    readonly baseUrl: string,
+    cause: GatewayError,
+  ) {
+    const url = safeUrl(baseUrl);
+    const hint = /\/v\d+$/.test(url) ? '' : ` (did you mean ${url}/v1?)`;
+    super(
+      `the gateway at ${url} has no models listing (GET ${url}/embeddings/models answered 404: ${cause.gatewayMessage}); ` +
+        `the base URL must end in the API version segment, e.g. https://gateway.example/api/v1${hint}`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * What a failed lookup (the models listing, or a command's one call) means to the user: a network
+ * failure of a gateway never reached becomes GatewayUnreachableError; a 404 on the models listing
+ * becomes BaseUrlError. Any other error is returned as it is.
+ */
+export function explainLookupFailure(
+  error: unknown,
+  baseUrl: string,
+  { modelsListing = false }: { modelsListing?: boolean } = {},
+): unknown {
+  if (error instanceof ConnectionError && error.exitCode === ExitCode.unreachable) {
+    return new GatewayUnreachableError(baseUrl, error);
+  }
+  if (modelsListing && error instanceof NotFoundError) return new BaseUrlError(baseUrl, error);
+  return error;
+}
+
+/** A base URL could carry credentials (`https://user:pass@host`): never echo them. */
+function safeUrl(url: string): string {
+  return url.replace(/\/\/[^/@]*@/, '//[redacted]@').replace(/\/+$/, '');
 }
 
 /** A 2xx whose body breaks the contract (bad JSON, short or empty data, bad index, NaN…). Retryable. */

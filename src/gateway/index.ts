@@ -4,6 +4,7 @@ export {
   GatewayClient,
   type GatewayClientOptions,
   type MembersQuery,
+  type RetryAfterEvent,
   type TranscriptionRequest,
 } from './client.js';
 export {

@@ -14,7 +14,7 @@ export class RunStats {
   batchesDone = 0;
   batchesFailed = 0;
   rowsWritten = 0;
-  /** Chunks that could not be embedded (failures.jsonl). */
+  /** Chunks that could not be embedded (_failures.jsonl). */
   chunkFailures = 0;
   requests = 0;
   /** When the first embeddings request went out (ms since the epoch), for throughput figures. */
@@ -30,6 +30,14 @@ export class RunStats {
   bytesTotal = 0;
   /** True once the corpus has been read to its end (the batch total is then final). */
   planningDone = false;
+  /** Answers that asked to wait (Retry-After), 429s and 503s. */
+  retryAfterAnswers = 0;
+  /** Until when (ms since the epoch) the gateway asked the run to wait; past: not waiting. */
+  waitingUntil: number | undefined;
+  /** The wait is longer than --max-retry-after: requests fail (left for a re-run) instead of waiting. */
+  waitPastCap = false;
+  /** Requests allowed on the wire now (the adaptive window), when the client caps them. */
+  window: number | undefined;
 
   elapsedMs(now = Date.now()): number {
     return now - this.startedAt;

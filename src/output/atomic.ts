@@ -3,13 +3,13 @@
  * target. A reader (or a resumed run) sees either the old file or the whole new one, never a torn
  * part file.
  */
-import { type FileHandle, open, rename, rm } from 'node:fs/promises';
+import { type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OutputError } from '../errors.js';
 import { messageOf } from './fs-errors.js';
 
 // `.<name>.tmp-<pid>-<hex>`: the leading dot and the suffix keep temp files out of every dataset
-// glob (`*.parquet`, `*.arrow`, `manifest.json`) and out of `existingParts()`.
+// glob (`*.parquet`, `*.arrow`, `_manifest.json`) and out of `existingParts()`.
 const TEMP_NAME = /^\..+\.tmp-\d+-[0-9a-f]+$/;
 
 /** Unique within this process; the pid makes it unique across processes sharing the folder. */
@@ -22,6 +22,34 @@ export function tempPathFor(path: string): string {
 
 export function isTempName(name: string): boolean {
   return TEMP_NAME.test(name);
+}
+
+/**
+ * Removes the temp files (see tempPathFor) a killed process left in `dir`, those last modified
+ * before `before` (ms since the epoch): a file written since may belong to a run still writing.
+ * Returns the names removed. Best effort: a file that vanished or cannot be removed is skipped.
+ */
+export async function removeStaleTempFiles(dir: string, before: number): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!isTempName(name)) continue;
+    const path = join(dir, name);
+    try {
+      const info = await stat(path);
+      if (!info.isFile() || info.mtimeMs >= before) continue;
+      await rm(path, { force: true });
+      removed.push(name);
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
+  return removed.sort();
 }
 
 export interface AtomicWriteOptions {

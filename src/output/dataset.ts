@@ -12,9 +12,10 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EmbeddedBatch } from '../domain.js';
 import { OutputError } from '../errors.js';
-import { writeFileAtomic } from './atomic.js';
+import { removeStaleTempFiles, writeFileAtomic } from './atomic.js';
 import {
   batchMetadata,
+  COMPACTED_BATCHES_KEY,
   type CompactedContents,
   compactedFileName,
   compactedMetadata,
@@ -65,6 +66,16 @@ export const PART_METADATA_KEYS = {
   batchId: 'embedpipe.batch_id',
   provider: 'embedpipe.batch_provider',
 } as const;
+
+/** Who wrote a data file of the folder: its run metadata (`embedpipe.model`, `embedpipe.plan`). */
+export interface DataFileOrigin {
+  readonly file: string;
+  readonly model?: string;
+  readonly plan?: string;
+}
+
+/** Run metadata keys read back by dataFileOrigins (written by the pipeline's DatasetWriter metadata). */
+export const RUN_METADATA_KEYS = { model: 'embedpipe.model', plan: 'embedpipe.plan' } as const;
 
 export class DatasetWriter {
   readonly dir: string;
@@ -262,6 +273,51 @@ export class DatasetWriter {
       this.compacted.delete(name);
     }
     return stale.sort();
+  }
+
+  /**
+   * The origin (model, plan) of every data file in the folder, part or compacted, of either format,
+   * from its own key-value metadata (footers only). A file whose metadata cannot be read is listed
+   * without a model.
+   */
+  async dataFileOrigins(): Promise<DataFileOrigin[]> {
+    const origins: DataFileOrigin[] = [];
+    for (const name of (await this.listNames()).sort()) {
+      const format = parsePartFileName(name)?.format ?? parseCompactedFileName(name)?.format;
+      if (format === undefined) continue;
+      let metadata: Record<string, string>;
+      try {
+        metadata = await CODECS[format].readMetadata(join(this.dir, name));
+      } catch {
+        origins.push({ file: name });
+        continue;
+      }
+      // A compacted file keeps shared keys at the top; a key that differed between its batches
+      // would be in each batch's own entries.
+      let first: Record<string, string> = {};
+      try {
+        const batches = JSON.parse(metadata[COMPACTED_BATCHES_KEY] ?? '{}') as Record<
+          string,
+          Record<string, string>
+        >;
+        first = Object.values(batches)[0] ?? {};
+      } catch {
+        // not a batch map: a part file's metadata is all at the top
+      }
+      const model = metadata[RUN_METADATA_KEYS.model] ?? first[RUN_METADATA_KEYS.model];
+      const plan = metadata[RUN_METADATA_KEYS.plan] ?? first[RUN_METADATA_KEYS.plan];
+      origins.push({
+        file: name,
+        ...(model !== undefined ? { model } : {}),
+        ...(plan !== undefined ? { plan } : {}),
+      });
+    }
+    return origins;
+  }
+
+  /** Removes temp files killed runs left in the folder, those older than `before` (ms since the epoch). */
+  removeStaleTempFiles(before: number): Promise<string[]> {
+    return removeStaleTempFiles(this.dir, before);
   }
 
   /**

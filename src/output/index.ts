@@ -16,12 +16,20 @@ export {
   parsePartFileName,
   type WrittenPart,
 } from './dataset.js';
-export { JsonlFile } from './jsonl.js';
+export { digestInput, sha256File } from './input-digest.js';
+export { FAILURES_FILE, JsonlFile, REJECTS_FILE, sideFile } from './jsonl.js';
 export {
+  formatUsd,
+  LEGACY_MANIFEST_FILE,
   MANIFEST_FILE,
   type Manifest,
   type ManifestCounts,
+  type ManifestGateway,
+  type ManifestInput,
+  type ManifestV1,
   readManifest,
+  redactBaseUrl,
+  USD_DECIMALS,
   writeManifest,
 } from './manifest.js';
 export {

@@ -1,15 +1,34 @@
 /**
- * A side file of JSON lines (`rejects.jsonl`, `failures.jsonl`). Records stream to a temp file as
+ * A side file of JSON lines (`_rejects.jsonl`, `_failures.jsonl`). Records stream to a temp file as
  * they come (memory stays flat however many rows a corpus rejects), which is renamed over the file
  * on close: a re-run rewrites it rather than appending duplicates, and a run with nothing to report
- * leaves no file (and removes an old one).
+ * leaves no file (and removes an old one). The leading `_` keeps side files out of the dataset as
+ * pyarrow, pandas, Polars and Spark see the folder.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { OutputError } from '../errors.js';
 import { tempPathFor } from './atomic.js';
 import { messageOf } from './fs-errors.js';
+
+/** Input rows that could not become documents. */
+export const REJECTS_FILE = '_rejects.jsonl';
+/** Chunks the gateway would not embed. */
+export const FAILURES_FILE = '_failures.jsonl';
+/** The side files' names before the rename (a dataset of the previous version). */
+const LEGACY_NAMES = { [REJECTS_FILE]: 'rejects.jsonl', [FAILURES_FILE]: 'failures.jsonl' } as const;
+
+/** The side file `name` of output folder `dir`; closing it also removes the file's old name. */
+export function sideFile(dir: string, name: typeof REJECTS_FILE | typeof FAILURES_FILE): JsonlFile {
+  return new JsonlFile(join(dir, name), { replaces: join(dir, LEGACY_NAMES[name]) });
+}
+
+export interface JsonlFileOptions {
+  /** A file this one replaces (an older name): removed on close. */
+  readonly replaces?: string;
+}
 
 export class JsonlFile {
   private stream: WriteStream | undefined;
@@ -18,7 +37,10 @@ export class JsonlFile {
   private records = 0;
   private closed = false;
 
-  constructor(readonly path: string) {}
+  constructor(
+    readonly path: string,
+    private readonly options: JsonlFileOptions = {},
+  ) {}
 
   get count(): number {
     return this.records;
@@ -42,6 +64,7 @@ export class JsonlFile {
     if (this.closed) throw new OutputError(`${this.path}: closed twice`);
     this.closed = true;
     try {
+      if (this.options.replaces) await rm(this.options.replaces, { force: true });
       if (!this.stream || !this.temp) {
         await rm(this.path, { force: true });
         return 0;

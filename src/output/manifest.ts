@@ -1,33 +1,100 @@
 /**
- * `manifest.json`: the description of the current dataset, written last and atomically. Its `files`
+ * `_manifest.json`: the description of the current dataset, written last and atomically. Its `files`
  * list is what the dataset is, so readers, resumed runs and incremental runs agree on it even when
- * the folder holds other files.
+ * the folder holds other files. The leading `_` keeps it out of every Arrow-family reader's view
+ * of the folder (pyarrow, pandas, Polars and Spark skip names starting with `_` or `.`), so
+ * `pd.read_parquet(DIR)` reads the data files only.
+ *
+ * Money is a decimal string of US dollars with exactly 10 decimals (`costUsd: "0.1351429000"`),
+ * never a binary float: it reads the same in every language and sums exactly as a decimal.
+ *
+ * A dataset written before the rename has `manifest.json` (version 1, `counts.cost` a number): it is
+ * still read when `_manifest.json` is missing, and removed once the new manifest is written.
  */
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { OutputError } from '../errors.js';
 import { writeFileAtomic } from './atomic.js';
 import { isNotFound, messageOf } from './fs-errors.js';
 
-export const MANIFEST_FILE = 'manifest.json';
+export const MANIFEST_FILE = '_manifest.json';
+/** The manifest's name before version 2 (read when MANIFEST_FILE is missing, removed when it is written). */
+export const LEGACY_MANIFEST_FILE = 'manifest.json';
+
+/** Decimals of every `costUsd` string. */
+export const USD_DECIMALS = 10;
+
+/** Dollars as the manifest stores them: a decimal string with exactly USD_DECIMALS decimals. */
+export function formatUsd(dollars: number): string {
+  if (!Number.isFinite(dollars) || dollars < 0 || dollars >= 1e15) {
+    throw new OutputError(`manifest: ${dollars} is not an amount of dollars`);
+  }
+  return dollars.toFixed(USD_DECIMALS);
+}
+
+const usdString = z
+  .string()
+  .regex(new RegExp(`^\\d+\\.\\d{${USD_DECIMALS}}$`), 'a decimal string of dollars');
+
+/**
+ * A base URL as the manifest may keep it: no `user:password@`, no query string, no fragment (they
+ * can carry credentials). An unparseable URL keeps only what precedes any `?` or `#`, less any
+ * `…@` before the host.
+ */
+export function redactBaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    parsed.search = '';
+    parsed.hash = '';
+    return parsed.toString();
+  } catch {
+    return url.replace(/[?#].*$/s, '').replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/@]*@/i, '$1');
+  }
+}
+
+/** What the run read. */
+export interface ManifestInput {
+  /** The input file or folder (absolute). */
+  readonly path: string;
+  readonly kind: 'file' | 'folder';
+  /** Total size of the files hashed. */
+  readonly bytes: number;
+  /** Files hashed (1 for a file input). */
+  readonly files: number;
+  /**
+   * sha256 (hex) of the file; for a folder, the sha256 of a `sha256sum`-style listing of the files
+   * the corpus reads (`<sha256>  <path relative to the folder, with />\n`, sorted by path).
+   */
+  readonly sha256: string;
+}
+
+export interface ManifestGateway {
+  /** The base URL called, without credentials or query string. */
+  readonly baseUrl: string;
+  /** True when the run used the in-process gateway emulator (`--emulator`). */
+  readonly emulator: boolean;
+}
 
 export interface ManifestCounts {
   readonly documents: number;
   readonly chunks: number;
-  /** Rows in the part files (chunks that got a vector). */
+  /** Rows in the data files (chunks that got a vector). */
   readonly rows: number;
   readonly rejects: number;
   readonly failures: number;
   /** Prompt tokens the gateway reported for the dataset's batches (what was paid for, whichever run). */
   readonly tokens: number;
-  readonly cost: number;
+  /** US dollars, a decimal string with USD_DECIMALS decimals (see formatUsd). */
+  readonly costUsd: string;
   readonly requests: number;
   readonly retries: number;
 }
 
 export interface Manifest {
-  readonly version: 1;
+  readonly version: 2;
   readonly tool: { readonly name: string; readonly version: string };
   /** ISO 8601. */
   readonly createdAt: string;
@@ -35,17 +102,27 @@ export interface Manifest {
   readonly dims: number;
   readonly format: 'parquet' | 'arrow';
   readonly providers: readonly string[];
-  /** The plan parameters that determine batch ids (max tokens, overlap, max inputs, …). */
+  readonly input: ManifestInput;
+  readonly gateway: ManifestGateway;
+  /**
+   * The plan parameters that determine batch ids (max tokens, overlap, max inputs, …). Any numeric
+   * `cost` inside is written as a `costUsd` decimal string.
+   */
   readonly plan: Readonly<Record<string, unknown>>;
   readonly counts: ManifestCounts;
-  /** Part files of the dataset, relative to the output folder, sorted. */
+  /** Data files of the dataset, relative to the output folder, sorted. */
   readonly files: readonly string[];
+}
+
+/** A manifest of the previous version (`manifest.json`): no input or gateway, cost a float. */
+export interface ManifestV1 extends Omit<Manifest, 'version' | 'input' | 'gateway' | 'counts'> {
+  readonly version: 1;
+  readonly counts: Omit<ManifestCounts, 'costUsd'> & { readonly cost: number };
 }
 
 const count = z.number().nonnegative();
 
-const manifestSchema = z.object({
-  version: z.literal(1),
+const common = {
   tool: z.object({ name: z.string(), version: z.string() }),
   createdAt: z.string(),
   model: z.string(),
@@ -53,39 +130,99 @@ const manifestSchema = z.object({
   format: z.enum(['parquet', 'arrow']),
   providers: z.array(z.string()),
   plan: z.record(z.string(), z.unknown()),
-  counts: z.object({
-    documents: count,
-    chunks: count,
-    rows: count,
-    rejects: count,
-    failures: count,
-    tokens: count,
-    cost: count,
-    requests: count,
-    retries: count,
-  }),
   files: z.array(z.string()),
+};
+const counts = {
+  documents: count,
+  chunks: count,
+  rows: count,
+  rejects: count,
+  failures: count,
+  tokens: count,
+  requests: count,
+  retries: count,
+};
+
+const manifestSchema = z.object({
+  version: z.literal(2),
+  ...common,
+  input: z.object({
+    path: z.string(),
+    kind: z.enum(['file', 'folder']),
+    bytes: count,
+    files: count,
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  }),
+  gateway: z.object({ baseUrl: z.string(), emulator: z.boolean() }),
+  counts: z.object({ ...counts, costUsd: usdString }),
 }) satisfies z.ZodType<Manifest>;
 
-/** Writes `dir/manifest.json` atomically (with `files` sorted). Call it after every part is in place. */
+const manifestV1Schema = z.object({
+  version: z.literal(1),
+  ...common,
+  counts: z.object({ ...counts, cost: count }),
+}) satisfies z.ZodType<ManifestV1>;
+
+/** `value` with every numeric `cost` field (at any depth) replaced by a `costUsd` decimal string. */
+export function withDecimalCosts(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withDecimalCosts);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === 'cost' && typeof inner === 'number') out['costUsd'] = formatUsd(inner);
+    else out[key] = withDecimalCosts(inner);
+  }
+  return out;
+}
+
+/**
+ * Writes `dir/_manifest.json` atomically (with `files` sorted, costs in `plan` as decimal strings),
+ * then removes a `manifest.json` of the previous version. Call it after every data file is in place.
+ */
 export async function writeManifest(dir: string, manifest: Manifest): Promise<void> {
   for (const file of manifest.files) {
     if (file === '' || isAbsolute(file) || file.split(/[\\/]/).includes('..')) {
       throw new OutputError(`manifest: file ${JSON.stringify(file)} is not a path inside the output folder`);
     }
   }
-  const sorted: Manifest = { ...manifest, files: [...manifest.files].sort() };
+  const checked = manifestSchema.safeParse(manifest);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    throw new OutputError(
+      `manifest: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'} (a bug: please report it)`,
+    );
+  }
+  const sorted: Manifest = {
+    ...manifest,
+    plan: withDecimalCosts(manifest.plan) as Record<string, unknown>,
+    files: [...manifest.files].sort(),
+  };
   try {
     await mkdir(dir, { recursive: true });
   } catch (error) {
     throw new OutputError(`cannot create ${dir}: ${messageOf(error)}`, { cause: error });
   }
   await writeFileAtomic(join(dir, MANIFEST_FILE), `${JSON.stringify(sorted, null, 2)}\n`);
+  const legacy = join(dir, LEGACY_MANIFEST_FILE);
+  try {
+    await rm(legacy, { force: true });
+  } catch (error) {
+    throw new OutputError(`cannot remove ${legacy}: ${messageOf(error)}`, { cause: error });
+  }
 }
 
-/** The manifest in `dir`, or undefined when there is none. A manifest that is not valid throws OutputError. */
-export async function readManifest(dir: string): Promise<Manifest | undefined> {
-  const path = join(dir, MANIFEST_FILE);
+/**
+ * The manifest in `dir` (`_manifest.json`, or a previous version's `manifest.json` when that is
+ * missing), or undefined when there is none. A manifest that is not valid throws OutputError.
+ */
+export async function readManifest(dir: string): Promise<Manifest | ManifestV1 | undefined> {
+  const current = await readJson(join(dir, MANIFEST_FILE));
+  if (current) return parse(current, manifestSchema);
+  const legacy = await readJson(join(dir, LEGACY_MANIFEST_FILE));
+  return legacy ? parse(legacy, manifestV1Schema) : undefined;
+}
+
+async function readJson(path: string): Promise<{ path: string; json: unknown } | undefined> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -93,13 +230,15 @@ export async function readManifest(dir: string): Promise<Manifest | undefined> {
     if (isNotFound(error)) return undefined;
     throw new OutputError(`cannot read ${path}: ${messageOf(error)}`, { cause: error });
   }
-  let json: unknown;
   try {
-    json = JSON.parse(text);
+    return { path, json: JSON.parse(text) };
   } catch (error) {
     throw new OutputError(`${path}: not valid JSON (${messageOf(error)})`, { cause: error });
   }
-  const parsed = manifestSchema.safeParse(json);
+}
+
+function parse<T>({ path, json }: { path: string; json: unknown }, schema: z.ZodType<T>): T {
+  const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.join('.') || '(root)';

@@ -4,7 +4,8 @@
  * so a resumed run totals earlier runs' work and lists their failures without a second file to
  * keep in step (and without re-reading any vectors: Parquet footers only).
  */
-import type { Batch, ChunkFailure, EmbeddedBatch } from '../domain.js';
+import { createHash } from 'node:crypto';
+import type { Batch, Chunk, ChunkFailure, EmbeddedBatch } from '../domain.js';
 
 export const BATCH_RECORD_KEY = 'embedpipe.batch';
 
@@ -74,4 +75,42 @@ export class DatasetTally {
     if (record.provider) this.providers.add(record.provider);
     this.failures.push(...record.failures);
   }
+}
+
+const failureKey = (documentId: string, chunkIndex: number): string => `${chunkIndex}:${documentId}`;
+
+/**
+ * The repair of a committed batch whose record lists chunk failures: a batch of exactly the failed
+ * chunks, under an id derived from the batch's and theirs (deterministic, so a re-run finds a
+ * committed repair, and a repair's own failures get a repair in turn). The batch keeps its good
+ * rows. Failures of documents the batch re-planned are not repaired (their chunks were numbered
+ * afresh and are not in the plan); they stay as they are. Undefined when nothing is to repair.
+ */
+export function repairBatchOf(
+  batch: Batch,
+  record: BatchRecord,
+): { repair: Batch; repaired: ReadonlySet<ChunkFailure> } | undefined {
+  if (record.failures.length === 0) return undefined;
+  const replanned = new Set(record.replanned ?? []);
+  const byKey = new Map<string, ChunkFailure>();
+  for (const failure of record.failures) {
+    if (!replanned.has(failure.documentId))
+      byKey.set(failureKey(failure.documentId, failure.chunkIndex), failure);
+  }
+  const chunks: Chunk[] = batch.chunks.filter((chunk) =>
+    byKey.has(failureKey(chunk.documentId, chunk.index)),
+  );
+  if (chunks.length === 0) return undefined;
+  const hash = createHash('sha256').update('embedpipe.repair.v1\0').update(batch.batchId);
+  for (const chunk of chunks) hash.update(`\0${chunk.documentId}\0${chunk.index}\0${chunk.hash}`);
+  const repaired = new Set(chunks.map((chunk) => byKey.get(failureKey(chunk.documentId, chunk.index))!));
+  return {
+    repair: {
+      batchId: hash.digest('hex'),
+      model: batch.model,
+      chunks,
+      tokens: chunks.reduce((sum, chunk) => sum + chunk.tokens, 0),
+    },
+    repaired,
+  };
 }

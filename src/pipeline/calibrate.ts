@@ -49,8 +49,9 @@ export async function writeCalibration(outDir: string, sizing: RunSizing): Promi
 }
 
 /**
- * Probes the gateway with up to CALIBRATION_PROBES texts from the corpus's first documents. Each probe is at
- * most the chunk budget in bytes, so even a gateway counting a token per byte cannot cut it.
+ * Probes the gateway with up to CALIBRATION_PROBES texts from the corpus's first documents. Each
+ * probe is at most the chunk budget in bytes, so even a gateway counting a token per byte cannot
+ * cut it.
  */
 export async function calibrate(
   settings: RunSettings,
@@ -62,18 +63,17 @@ export async function calibrate(
   const calibration = sizing.calibration;
   const maxBytes = Math.min(MAX_PROBE_BYTES, calibration.current.budgetTokens);
   const texts = await probeTexts(settings, maxBytes);
+  const measured = await Promise.all(texts.map((text) => embedder.measure(text, signal)));
+  // In probe order, whatever order the answers came in: the fit is the same on a re-run.
   const observations: TokenObservation[] = [];
   let cost = 0;
   let tokens = 0;
-  await Promise.all(
-    texts.map(async (text) => {
-      const measured = await embedder.measure(text, signal);
-      cost += measured.cost;
-      if (measured.tokens === undefined) return;
-      tokens += measured.tokens;
-      observations.push({ profile: profileOf(text), tokens: measured.tokens, single: true });
-    }),
-  );
+  measured.forEach((answer, i) => {
+    cost += answer.cost;
+    if (answer.tokens === undefined) return;
+    tokens += answer.tokens;
+    observations.push({ profile: profileOf(texts[i]!), tokens: answer.tokens, single: true });
+  });
   calibration.calibrate(observations);
   const { weights } = calibration.current;
   if (texts.length > 0 && calibration.isPrior) {

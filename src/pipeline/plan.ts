@@ -3,11 +3,13 @@
  * corpus → chunks → batches. Deterministic: the same corpus and settings give the same batch ids.
  */
 import { chunkTokenBudget } from '../chunking/index.js';
+import { DEFAULTS } from '../config/defaults.js';
 import type { RunSettings } from '../config/settings.js';
 import { CorpusStats, openCorpus } from '../corpus/index.js';
 import type { Batch, Chunk, Reject } from '../domain.js';
 import { UsageError } from '../errors.js';
-import type { EmbeddingModel, GatewayClient } from '../gateway/index.js';
+import { explainLookupFailure } from '../gateway/errors.js';
+import { type EmbeddingModel, type GatewayClient, retrying } from '../gateway/index.js';
 import type { RunStats } from '../observability/stats.js';
 import { planBatches } from '../planning/index.js';
 import type { RunSizing } from './sizing.js';
@@ -22,8 +24,17 @@ export interface RunPlan {
   readonly key: string;
 }
 
+/**
+ * The run's first call: the model's record from the gateway's listing, retried briefly. A gateway
+ * never reached becomes GatewayUnreachableError (exit 6), a listing that answers 404 a BaseUrlError.
+ */
 export async function findModel(client: GatewayClient, id: string): Promise<EmbeddingModel> {
-  const models = await client.listEmbeddingModels();
+  let models: EmbeddingModel[];
+  try {
+    models = await retrying(client, DEFAULTS.lookupRetry).listEmbeddingModels();
+  } catch (error) {
+    throw explainLookupFailure(error, client.baseUrl, { modelsListing: true });
+  }
   const found = models.find((m) => m.id === id);
   if (!found) {
     const known = models.map((m) => m.id).join(', ');
@@ -99,5 +110,6 @@ export function corpusOptions(settings: RunSettings) {
     ...(settings.format ? { format: settings.format } : {}),
     idField: settings.idField,
     textField: settings.textField,
+    followSymlinks: settings.followSymlinks,
   };
 }

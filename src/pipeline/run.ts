@@ -7,20 +7,30 @@
  * whose part file exists (its accounting is read back from the part's metadata). The manifest is
  * written last, and only once every planned batch has its part.
  */
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { access, constants, mkdir } from 'node:fs/promises';
 import { CLASSES, TokenCalibration } from '../chunking/index.js';
 import { DEFAULTS } from '../config/defaults.js';
-import type { RunSettings } from '../config/settings.js';
+import { checkGatewayTransport, type RunSettings } from '../config/settings.js';
+import { isTextFileName } from '../corpus/text-folder.js';
 import type { Batch, Chunk, ChunkFailure, EmbeddedBatch } from '../domain.js';
 import { EncodingPolicy } from '../embedding/encoding-policy.js';
 import { BatchFailedError, GatewayEmbedder } from '../embedding/gateway-embedder.js';
 import { ProviderRouter } from '../embedding/provider-router.js';
-import { UsageError } from '../errors.js';
+import { outputFolderError, UsageError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
-import { DatasetWriter, JsonlFile, readManifest, writeManifest } from '../output/index.js';
+import {
+  DatasetWriter,
+  digestInput,
+  FAILURES_FILE,
+  formatUsd,
+  REJECTS_FILE,
+  readManifest,
+  redactBaseUrl,
+  sideFile,
+  writeManifest,
+} from '../output/index.js';
 import { InProcessQueue } from '../queue/in-process-queue.js';
 import {
   type BatchRecord,
@@ -28,6 +38,7 @@ import {
   batchRecordMetadata,
   batchRecordOf,
   DatasetTally,
+  repairBatchOf,
 } from './batch-record.js';
 import { type CalibrationCost, calibrate, readCalibration, writeCalibration } from './calibrate.js';
 import { compactDataset, RetainedRows } from './finalize.js';
@@ -48,6 +59,7 @@ export interface RunDependencies {
 }
 
 export async function runPipeline(settings: RunSettings, deps: RunDependencies): Promise<RunSummary> {
+  checkGatewayTransport(settings);
   const model = await findModel(deps.client, settings.model);
   const plan = makePlan(settings, model);
   const calibration = TokenCalibration.restore(
@@ -78,16 +90,34 @@ async function dryRun(
   sizing: RunSizing,
   stats: RunStats,
 ): Promise<RunSummary> {
-  for await (const _batch of plannedBatches(settings, plan, sizing, stats, () => {}))
+  // What a real run would send: the planned batches the output folder does not hold yet.
+  const committed = await new DatasetWriter({
+    dir: settings.outDir,
+    format: settings.outputFormat,
+    metadata: {},
+  }).batchFiles();
+  const price = plan.model.pricing?.promptPerToken ?? 0;
+  const toSend = { batches: 0, chunks: 0, tokens: 0, cost: 0 };
+  for await (const batch of plannedBatches(settings, plan, sizing, stats, () => {})) {
     stats.batchesPlanned += 1;
+    if (committed.has(batch.batchId)) {
+      stats.batchesSkipped += 1;
+      continue;
+    }
+    toSend.batches += 1;
+    toSend.chunks += batch.chunks.length;
+    toSend.tokens += batch.tokens;
+  }
   stats.planningDone = true;
-  const cost = stats.tokens * (plan.model.pricing?.promptPerToken ?? 0);
+  toSend.cost = toSend.tokens * price;
+  const cost = stats.tokens * price;
   return summarize('dry-run', settings, stats, {
     cost,
     files: [],
     rows: 0,
     failures: 0,
     sizing: sizingSummary(sizing),
+    toSend,
   });
 }
 
@@ -99,7 +129,12 @@ async function embedCorpus(
 ): Promise<RunSummary> {
   const { client, logger, stats } = deps;
   const model = plan.model.id;
-  await mkdir(settings.outDir, { recursive: true });
+  const startedAt = Date.now();
+  await mkdir(settings.outDir, { recursive: true })
+    .then(() => access(settings.outDir, constants.W_OK))
+    .catch((error: unknown) => {
+      throw outputFolderError(settings.outDir, error);
+    });
   const previous = await readManifest(settings.outDir);
   if (previous && previous.model !== model) {
     throw new UsageError(
@@ -118,6 +153,11 @@ async function embedCorpus(
     },
     ...(previous?.dims ? { dims: previous.dims } : {}),
   });
+  if (!settings.force) await refuseForeignLeftovers(writer, previous?.files ?? [], model, plan.key);
+  // Temp files of killed runs; a minute's grace for a run that may still be writing.
+  const tempsRemoved = await writer.removeStaleTempFiles(startedAt - 60_000);
+  if (tempsRemoved.length > 0)
+    logger.info({ removed: tempsRemoved.length }, 'removed temp files of killed runs');
   // Committed batches of earlier runs, with their accounting (footers only): skipped when planned
   // again, and the documents they re-planned are theirs.
   const committed = new Map<string, BatchRecord | undefined>();
@@ -127,7 +167,7 @@ async function embedCorpus(
     committed.set(batchId, record);
     for (const documentId of record?.replanned ?? []) sizing.restoreOwner(documentId, batchId);
   }
-  const rejects = new JsonlFile(join(settings.outDir, 'rejects.jsonl'));
+  const rejects = sideFile(settings.outDir, REJECTS_FILE);
   const pricePerToken = plan.model.pricing?.promptPerToken;
   const embedder = new GatewayEmbedder({
     client,
@@ -234,16 +274,34 @@ async function embedCorpus(
     )) {
       stats.batchesPlanned += 1;
       planned.add(batch.batchId);
-      if (committed.has(batch.batchId)) {
+      // A committed batch is skipped; if its record lists chunk failures, exactly those chunks are
+      // sent again as its repair batch (and a committed repair with failures gets one in turn).
+      let current: Batch | undefined = batch;
+      while (current !== undefined && committed.has(current.batchId)) {
         stats.batchesSkipped += 1;
-        const record = committed.get(batch.batchId);
-        if (record) tally.add(record);
-        const file = committedIn.get(batch.batchId)!;
-        if (!file.startsWith('part-')) retained.add(file, batch.chunks);
-        sizing.release(batch.chunks);
-        continue;
+        const record = committed.get(current.batchId);
+        const file = committedIn.get(current.batchId)!;
+        if (!file.startsWith('part-')) retained.add(file, current.chunks);
+        const repair: ReturnType<typeof repairBatchOf> = record ? repairBatchOf(current, record) : undefined;
+        if (record) {
+          tally.add(
+            repair ? { ...record, failures: record.failures.filter((f) => !repair.repaired.has(f)) } : record,
+          );
+        }
+        if (!repair) {
+          sizing.release(current.chunks);
+          current = undefined;
+          break;
+        }
+        const again = new Set(repair.repair.chunks);
+        sizing.release(current.chunks.filter((chunk) => !again.has(chunk)));
+        const next: Batch = repair.repair;
+        planned.add(next.batchId);
+        if (!committed.has(next.batchId)) stats.batchesPlanned += 1;
+        current = next;
       }
-      await queue.push(batch);
+      if (current === undefined) continue;
+      await queue.push(current);
     }
     stats.planningDone = true;
     await queue.drain();
@@ -269,7 +327,7 @@ async function embedCorpus(
       });
     }
   }
-  const failuresFile = new JsonlFile(join(settings.outDir, 'failures.jsonl'));
+  const failuresFile = sideFile(settings.outDir, FAILURES_FILE);
   for (const failure of failures) failuresFile.add(failure);
   await failuresFile.close();
 
@@ -289,13 +347,15 @@ async function embedCorpus(
       retained,
     }));
     await writeManifest(settings.outDir, {
-      version: 1,
+      version: 2,
       tool: TOOL,
       createdAt: new Date().toISOString(),
       model,
       dims: tally.dims || embedder.dims || previous?.dims || 0,
       format: settings.outputFormat,
       providers: [...tally.providers].sort(),
+      input: await digestInput(settings.input, { include: isTextFileName }),
+      gateway: { baseUrl: redactBaseUrl(client.baseUrl), emulator: settings.emulator },
       plan: { ...plan.parameters, sizing: sizingSummary(sizing, calibrationCost) },
       counts: {
         documents: stats.documents,
@@ -304,7 +364,7 @@ async function embedCorpus(
         rejects: stats.rejects,
         failures: failures.length,
         tokens: tally.promptTokens,
-        cost: tally.cost,
+        costUsd: formatUsd(tally.cost),
         requests: tally.requests,
         retries: tally.retries,
       },
@@ -313,7 +373,11 @@ async function embedCorpus(
   }
   stats.embeddingEndedAt = finishedEmbedding;
   const dims = tally.dims || embedder.dims;
-  return summarize(complete ? 'done' : 'incomplete', settings, stats, {
+  // Chunks in _failures.jsonl make the run incomplete (exit 5) even with every batch committed: a
+  // re-run sends them again (failed batches whole, chunk failures as repair batches).
+  if (failures.length > 0)
+    logger.warn({ failures: failures.length }, 'chunks failed (_failures.jsonl); re-run to retry them');
+  return summarize(complete && failures.length === 0 ? 'done' : 'incomplete', settings, stats, {
     cost: stats.cost,
     files,
     rows,
@@ -321,6 +385,38 @@ async function embedCorpus(
     sizing: sizingSummary(sizing, calibrationCost),
     ...(dims ? { dims } : {}),
   });
+}
+
+/**
+ * Files of an unfinished run (in no manifest) that another model or another plan wrote: this run
+ * would delete them at its end as stale, and they were paid for. Refused (UsageError) unless
+ * --force; the data files' own metadata says who wrote them (the manifest is written last).
+ */
+async function refuseForeignLeftovers(
+  writer: DatasetWriter,
+  finished: readonly string[],
+  model: string,
+  planKey: string,
+): Promise<void> {
+  const listed = new Set(finished);
+  const foreign = (await writer.dataFileOrigins()).filter(
+    (origin) =>
+      !listed.has(origin.file) &&
+      ((origin.model !== undefined && origin.model !== model) ||
+        (origin.plan !== undefined && origin.plan !== planKey)),
+  );
+  if (foreign.length === 0) return;
+  const otherModel = foreign.find((origin) => origin.model !== undefined && origin.model !== model);
+  const shown = foreign.slice(0, 3).map((origin) => origin.file);
+  if (foreign.length > 3) shown.push(`… ${foreign.length - 3} more`);
+  const whose = otherModel
+    ? `model ${otherModel.model} (this run: ${model})`
+    : `model ${model} with other plan parameters (--max-tokens, --overlap, batching…)`;
+  throw new UsageError(
+    `${writer.dir} holds ${foreign.length} file(s) of an unfinished run of ${whose}: ${shown.join(', ')}. ` +
+      'This run would delete them, and they were paid for: re-run that run with its own settings to finish it, ' +
+      'write to another --out, or pass --force to delete them',
+  );
 }
 
 /** The batch without the rows of chunks `isStale` names (its accounting stays: it was paid). */

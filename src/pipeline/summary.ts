@@ -19,7 +19,7 @@ export interface RunSummary {
   };
   /** Rows in the dataset (this run's and earlier runs'). */
   readonly rows: number;
-  /** Chunks that could not be embedded (failures.jsonl). */
+  /** Chunks that could not be embedded (_failures.jsonl). */
   readonly failures: number;
   /** This run's requests and retries. */
   readonly requests: number;
@@ -32,6 +32,19 @@ export interface RunSummary {
   readonly files: readonly string[];
   /** The chunk budget used, and why (see TokenCalibration). */
   readonly sizing?: SizingSummary;
+  /**
+   * Dry run: what running for real would send, i.e. the planned batches the output folder does not
+   * hold yet (`batches.resumed` are those it holds), with their chunks, tokens and estimated cost.
+   */
+  readonly toSend?: WorkToSend;
+}
+
+export interface WorkToSend {
+  readonly batches: number;
+  readonly chunks: number;
+  readonly tokens: number;
+  /** USD, estimated. */
+  readonly cost: number;
 }
 
 export interface SizingSummary {
@@ -58,6 +71,7 @@ export function summarize(
     failures: number;
     dims?: number;
     sizing?: SizingSummary;
+    toSend?: WorkToSend;
   },
 ): RunSummary {
   return {
@@ -85,5 +99,6 @@ export function summarize(
       stats.firstRequestAt === undefined ? 0 : (stats.embeddingEndedAt ?? Date.now()) - stats.firstRequestAt,
     files: outcome.files,
     ...(outcome.sizing ? { sizing: outcome.sizing } : {}),
+    ...(outcome.toSend ? { toSend: outcome.toSend } : {}),
   };
 }

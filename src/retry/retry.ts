@@ -11,6 +11,7 @@ import {
   random as defaultRandom,
   sleep as defaultSleep,
   type Now,
+  onAbort,
   type Random,
   type Sleep,
 } from './timing.js';
@@ -27,6 +28,17 @@ export interface RetryPolicy {
   gate?: RetryAfterGate;
   /** Called before each wait: the error, the attempt that failed (1-based), and the planned delay. */
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
+  /**
+   * Longest Retry-After waited for (default DEFAULTS.retry.maxRetryAfterMs, `--max-retry-after`).
+   * A longer one, asked by the error or still pending at the gate, fails the call at once with a
+   * retryable error: the batch is not committed and a re-run sends it.
+   */
+  maxRetryAfterMs: number;
+  /**
+   * A 429 with Retry-After is the gateway pacing us, not a failure: it does not spend one of the
+   * `maxAttempts`. This many such waits per call at most (a gateway that never lets anything through).
+   */
+  maxRateLimitWaits: number;
   /** Stops retrying: waits end at once; an attempt in flight is abandoned unless `letAttemptFinish`. */
   signal?: AbortSignal;
   /**
@@ -41,6 +53,7 @@ export type RetryOptions = Partial<RetryPolicy>;
 /** What withRetry reads from an error (GatewayError has both fields). */
 interface RetryHints {
   retryable?: unknown;
+  status?: unknown;
   retryAfterMs?: unknown;
 }
 
@@ -75,6 +88,8 @@ export async function withRetry<T>(
     onRetry,
     signal,
     letAttemptFinish = false,
+    maxRetryAfterMs = DEFAULTS.retry.maxRetryAfterMs,
+    maxRateLimitWaits = DEFAULTS.retry.maxRateLimitWaits,
   } = options;
   if (!(Number.isInteger(maxAttempts) && maxAttempts >= 1)) {
     throw new RangeError(`maxAttempts must be an integer ≥ 1, got ${maxAttempts}`);
@@ -82,21 +97,30 @@ export async function withRetry<T>(
   // A private gate when none is shared: Retry-After is then honoured the same way, for this call.
   const gate = options.gate ?? new RetryAfterGate({ now, sleep });
 
+  // `attempt` counts the calls made; `failures` the ones that spend an attempt (not pacing 429s).
+  let failures = 0;
+  let paced = 0;
   for (let attempt = 1; ; attempt++) {
-    await gate.waitUntilOpen(signal);
+    await gate.waitUntilOpen(signal, maxRetryAfterMs);
     try {
       return await (letAttemptFinish ? fn(attempt) : untilAborted(fn(attempt), signal));
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      if (!isRetryable(error) || attempt >= maxAttempts) throw annotate(error, attempt);
-
       const retryAfterMs = retryAfterOf(error);
+      const pacing =
+        retryAfterMs !== undefined && (error as RetryHints).status === 429 && paced < maxRateLimitWaits;
+      if (pacing) paced++;
+      else failures++;
+      if (!isRetryable(error) || failures >= maxAttempts) throw annotate(error, attempt);
+      // Past the cap: fail now (retryable for the run: a re-run sends it), never wait an hour silently.
+      if (retryAfterMs !== undefined && retryAfterMs > maxRetryAfterMs) throw annotate(error, attempt);
+
       if (retryAfterMs !== undefined) {
         // Exactly what the server asked, never less; the gate makes every caller on the key wait too.
         gate.closeFor(retryAfterMs);
         onRetry?.(error, attempt, retryAfterMs);
       } else {
-        const delayMs = fullJitterDelay(attempt, { baseMs: baseDelayMs, maxMs: maxDelayMs }, random);
+        const delayMs = fullJitterDelay(failures, { baseMs: baseDelayMs, maxMs: maxDelayMs }, random);
         onRetry?.(error, attempt, delayMs);
         await sleep(delayMs, signal);
       }
@@ -108,16 +132,16 @@ export async function withRetry<T>(
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return promise;
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    // One shared listener per signal, however many attempts are in flight (see onAbort).
+    const off = signal.aborted ? () => {} : onAbort(signal, () => reject(signal.reason));
+    if (signal.aborted) reject(signal.reason);
     promise.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        off();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        off();
         reject(error);
       },
     );

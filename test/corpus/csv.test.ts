@@ -233,7 +233,7 @@ describe('CSV header', () => {
     await expect(readAll({ path: await csv('\uFEFF\n\n') })).rejects.toThrow(/has no header row/);
   });
 
-  it('reads a header-only file as no entries', async () => {
-    expect(await readAll({ path: await csv('id,text\n') })).toEqual([]);
+  it('throws a UsageError for a header-only file (no documents in the input)', async () => {
+    await expect(readAll({ path: await csv('id,text\n') })).rejects.toThrow(/no documents in the input/);
   });
 });

@@ -1,4 +1,5 @@
-import { mkdir, symlink } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, realpath, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
@@ -66,18 +67,50 @@ describe('text folders', () => {
     ]);
   });
 
-  it('follows symlinks, not loops, and reports dangling links to text files', async () => {
+  it('follows symlinks inside the folder, not loops, and reports dangling links to text files', async () => {
     const folder = join(root, 'links');
     const outside = join(root, 'outside');
     await put(outside, 'shared.txt', 'shared');
     await put(folder, 'real/doc.txt', 'doc');
     await symlink(join(folder, 'real'), join(folder, 'real/loop'));
+    await symlink(join(folder, 'real/doc.txt'), join(folder, 'alias.txt'));
     await symlink(join(outside, 'shared.txt'), join(folder, 'linked.txt'));
+    await symlink(outside, join(folder, 'elsewhere'));
     await symlink(join(folder, 'missing.txt'), join(folder, 'dangling.txt'));
+    const outsideReal = await realpath(outside);
     expect(await readBrief({ path: folder })).toEqual([
+      { doc: 'alias.txt', text: 'doc', line: 1 },
       { reject: 'unreadable file (ENOENT)', line: 1, id: 'dangling.txt' },
+      {
+        reject: `symlink to ${outsideReal}, outside the input folder: skipped (pass --follow-symlinks to follow it)`,
+        line: 1,
+      },
+      {
+        reject: `symlink to ${join(outsideReal, 'shared.txt')}, outside the input folder: skipped (pass --follow-symlinks to follow it)`,
+        line: 1,
+        id: 'linked.txt',
+      },
+      { doc: 'real/doc.txt', text: 'doc', line: 1 },
+    ]);
+    // With followSymlinks, links out of the folder are read like any other.
+    expect(await readBrief({ path: folder, followSymlinks: true })).toEqual([
+      { doc: 'alias.txt', text: 'doc', line: 1 },
+      { reject: 'unreadable file (ENOENT)', line: 1, id: 'dangling.txt' },
+      { doc: 'elsewhere/shared.txt', text: 'shared', line: 1 },
       { doc: 'linked.txt', text: 'shared', line: 1 },
       { doc: 'real/doc.txt', text: 'doc', line: 1 },
+    ]);
+  });
+
+  it('rejects a FIFO by name and never blocks on it', async () => {
+    const folder = join(root, 'fifo');
+    await put(folder, 'a.txt', 'alpha');
+    execFileSync('mkfifo', [join(folder, 'pipe.txt')]);
+    execFileSync('mkfifo', [join(folder, 'other')]);
+    expect(await readBrief({ path: folder })).toEqual([
+      { doc: 'a.txt', text: 'alpha', line: 1 },
+      { reject: 'not a regular file (a FIFO): skipped', line: 1, id: 'other' },
+      { reject: 'not a regular file (a FIFO): skipped', line: 1, id: 'pipe.txt' },
     ]);
   });
 

@@ -109,14 +109,14 @@ describe('embedpipe models / embed / transcribe / members', () => {
 
   it('fails with one clear line and a distinct exit code on every bad case', async () => {
     const cases: Array<[string[], Record<string, string>, number, RegExp]> = [
-      [['models'], { EMBEDPIPE_BASE_URL: emulator.baseUrl }, 2, /EMBEDPIPE_API_KEY/],
+      [['models'], { EMBEDPIPE_BASE_URL: emulator.baseUrl }, 3, /EMBEDPIPE_API_KEY is not set/],
       [
         ['models'],
         { EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: 'wrong-key-123456' },
         3,
         /authentication failed/,
       ],
-      [['members'], api(), 2, /EMBEDPIPE_MANAGEMENT_KEY/],
+      [['members'], api(), 3, /EMBEDPIPE_MANAGEMENT_KEY is not set/],
       [
         ['members'],
         { EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_MANAGEMENT_KEY: EMULATOR_API_KEY },

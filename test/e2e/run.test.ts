@@ -116,14 +116,14 @@ describe('embedpipe run', () => {
     expectExactDataset(await readDataset(out), corpus.valid);
     expect(emulator.stats.retryAfterViolations).toEqual({});
 
-    const rejects = (await readFile(join(out, 'rejects.jsonl'), 'utf8'))
+    const rejects = (await readFile(join(out, '_rejects.jsonl'), 'utf8'))
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
     expect(rejects.map((r) => r.line).sort((a, b) => a - b)).toEqual(corpus.rejectedLines);
     for (const reject of rejects) expect(reject.reason).toEqual(expect.any(String));
 
-    const manifest = JSON.parse(await readFile(join(out, 'manifest.json'), 'utf8'));
+    const manifest = JSON.parse(await readFile(join(out, '_manifest.json'), 'utf8'));
     const parts = (await readdir(out)).filter((f) => f.endsWith('.parquet')).sort();
     expect(manifest).toMatchObject({ model: MODEL, dims: 384, files: parts });
     expect(manifest.counts).toMatchObject({
@@ -252,7 +252,7 @@ describe('embedpipe run', () => {
       [
         ['run', '--input', corpusPath, '--model', MODEL],
         { EMBEDPIPE_BASE_URL: emulator.baseUrl },
-        2,
+        3,
         /EMBEDPIPE_API_KEY is not set/,
       ],
       [['run', 'jobs/missing.json'], env(), 2, /job file not found/],

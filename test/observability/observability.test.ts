@@ -44,20 +44,22 @@ describe('progress', () => {
     expect(fractionDone(stats)).toBeCloseTo(0.7);
   });
 
-  it('shows documents, chunks, tokens, requests, retries, cost and ETA on one line', () => {
+  it('shows percentage, batches x/y, documents, vectors and tokens with rates, cost and ETA on one line', () => {
     const stats = new RunStats();
     Object.assign(stats, {
       documents: 12_345,
       chunks: 50_000,
-      tokens: 2_500_000,
+      rowsWritten: 25_000,
+      gatewayTokens: 2_500_000,
       requests: 40,
       retries: 3,
       cost: 0.125,
+      firstRequestAt: stats.startedAt,
     });
     Object.assign(stats, { batchesPlanned: 100, batchesDone: 50, planningDone: true });
-    const line = progressLine(stats, stats.startedAt + 10_000);
+    const line = progressLine(stats, 200, stats.startedAt + 10_000);
     expect(line).toMatch(
-      /50% docs 12\.3k chunks 50\.0k tokens 2\.5M req 40 retries 3 \$0\.1250 elapsed 10s eta 10s/,
+      /50% batches 50\/100 docs 12\.3k vectors 25\.0k \(2500\/s\) tokens 2\.5M \(250\.0k\/s\) req 40 retries 3 \$0\.1250 elapsed 10s eta 10s/,
     );
     expect(line).not.toContain('\n');
   });

@@ -24,11 +24,11 @@ describe('writeFileAtomic', () => {
   });
 
   it('uses temp names that no dataset glob matches', () => {
-    for (const target of ['part-x.parquet', 'part-x.arrow', 'manifest.json', 'rejects.jsonl']) {
+    for (const target of ['part-x.parquet', 'part-x.arrow', '_manifest.json', '_rejects.jsonl']) {
       const temp = basename(tempPathFor(join(dir, target)));
       expect(isTempName(temp), temp).toBe(true);
       expect(temp.startsWith('.')).toBe(true);
-      expect(temp).not.toMatch(/\.(parquet|arrow)$|^manifest\.json$/);
+      expect(temp).not.toMatch(/\.(parquet|arrow)$|^_manifest\.json$/);
     }
     expect(isTempName('part-x.parquet')).toBe(false);
   });

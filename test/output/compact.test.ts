@@ -372,7 +372,7 @@ describe('compactParts (Parquet)', () => {
   it('refuses names that are not files of the dataset, and does nothing for an empty list', async () => {
     const data = await writeParts('parquet', 2, 4);
     for (const name of [
-      'manifest.json',
+      '_manifest.json',
       'part-b000.arrow',
       '../part-b000.parquet',
       'part-x/../b000.parquet',

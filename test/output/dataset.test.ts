@@ -71,8 +71,8 @@ describe('DatasetWriter', () => {
       'part-b.parquet',
       'part-c.arrow',
       '.part-d.parquet.tmp-123-abcdef',
-      'manifest.json',
-      'rejects.jsonl',
+      '_manifest.json',
+      '_rejects.jsonl',
       'notes.txt',
       'part-.parquet',
     ]) {
@@ -89,7 +89,7 @@ describe('DatasetWriter', () => {
   it('removes parts outside the current plan (either format) and nothing else', async () => {
     const dir = freshDir();
     await mkdir(dir);
-    const others = ['.part-x.parquet.tmp-1-ab', 'manifest.json', 'rejects.jsonl', 'notes.txt'];
+    const others = ['.part-x.parquet.tmp-1-ab', '_manifest.json', '_rejects.jsonl', 'notes.txt'];
     for (const name of ['part-a.parquet', 'part-b.parquet', 'part-old.parquet', 'part-a.arrow', ...others]) {
       await writeFile(join(dir, name), 'x');
     }

@@ -1,10 +1,10 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Reject } from '../../src/domain.js';
 import { OutputError } from '../../src/errors.js';
-import { JsonlFile } from '../../src/output/jsonl.js';
+import { FAILURES_FILE, JsonlFile, REJECTS_FILE, sideFile } from '../../src/output/jsonl.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -22,19 +22,19 @@ const rejects: Reject[] = [
 
 describe('JsonlFile', () => {
   it('writes one JSON record per line on close and returns the count', async () => {
-    const path = join(dir, 'rejects.jsonl');
+    const path = join(dir, '_rejects.jsonl');
     const file = new JsonlFile(path);
     for (const reject of rejects) file.add(reject);
-    expect(await readdir(dir)).not.toContain('rejects.jsonl'); // in place only on close
+    expect(await readdir(dir)).not.toContain('_rejects.jsonl'); // in place only on close
     expect(await file.close()).toBe(3);
     const lines = (await readFile(path, 'utf8')).split('\n');
     expect(lines.pop()).toBe('');
     expect(lines.map((line) => JSON.parse(line))).toEqual(rejects);
-    expect(await readdir(dir)).toEqual(['rejects.jsonl']);
+    expect(await readdir(dir)).toEqual(['_rejects.jsonl']);
   });
 
   it('rewrites the whole file on a re-run, and removes it when there is nothing to report', async () => {
-    const path = join(dir, 'failures.jsonl');
+    const path = join(dir, '_failures.jsonl');
     await writeFile(path, '{"old":1}\n{"old":2}\n');
     const again = new JsonlFile(path);
     again.add({ batchId: 'b', message: 'new' });
@@ -42,7 +42,7 @@ describe('JsonlFile', () => {
     expect(await readFile(path, 'utf8')).toBe('{"batchId":"b","message":"new"}\n');
 
     expect(await new JsonlFile(path).close()).toBe(0);
-    expect(await readdir(dir)).not.toContain('failures.jsonl');
+    expect(await readdir(dir)).not.toContain('_failures.jsonl');
     expect(await new JsonlFile(join(dir, 'never.jsonl')).close()).toBe(0);
     expect(await readdir(dir)).not.toContain('never.jsonl');
   });
@@ -63,5 +63,18 @@ describe('JsonlFile', () => {
     await file.close();
     expect(() => file.add({})).toThrow(OutputError);
     await expect(file.close()).rejects.toThrow(OutputError);
+  });
+
+  it('side files start with _ (readers skip them), and replace their names of the previous version', async () => {
+    expect([REJECTS_FILE, FAILURES_FILE]).toEqual(['_rejects.jsonl', '_failures.jsonl']);
+    const out = join(dir, 'legacy');
+    await mkdir(out);
+    await writeFile(join(out, 'rejects.jsonl'), '{"old":1}\n');
+    await writeFile(join(out, 'failures.jsonl'), '{"old":2}\n');
+    const rejectsFile = sideFile(out, REJECTS_FILE);
+    rejectsFile.add(rejects[0]!);
+    expect(await rejectsFile.close()).toBe(1);
+    expect(await sideFile(out, FAILURES_FILE).close()).toBe(0);
+    expect((await readdir(out)).sort()).toEqual(['_rejects.jsonl']);
   });
 });

@@ -1,0 +1,101 @@
+/**
+ * The manifest's record of what a run read: size and sha256 of the input, streamed (a corpus of
+ * any size hashes in flat memory). For a folder, the digest is the sha256 of a `sha256sum`-style
+ * listing of its files (`<sha256>  <relative path>\n`, sorted by path as UTF-8 bytes), so one
+ * changed, added, removed or renamed file changes it. Hidden entries (leading dot) are skipped and
+ * symlinks followed, except into a folder already on the current path, as the corpus reader does.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { OutputError } from '../errors.js';
+import { messageOf } from './fs-errors.js';
+import type { ManifestInput } from './manifest.js';
+
+export interface DigestOptions {
+  /** Which file names of a folder count (default: every non-hidden file). */
+  readonly include?: (name: string) => boolean;
+}
+
+/** sha256 (hex) and size of one file, streamed. */
+export async function sha256File(path: string): Promise<{ sha256: string; bytes: number }> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  try {
+    await pipeline(createReadStream(path), async (source: AsyncIterable<Buffer>) => {
+      for await (const chunk of source) {
+        bytes += chunk.length;
+        hash.update(chunk);
+      }
+    });
+  } catch (error) {
+    throw new OutputError(`cannot hash ${path}: ${messageOf(error)}`, { cause: error });
+  }
+  return { sha256: hash.digest('hex'), bytes };
+}
+
+/** The manifest's `input`: path, kind, bytes, file count and sha256 of a file or folder. */
+export async function digestInput(path: string, options: DigestOptions = {}): Promise<ManifestInput> {
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(path);
+  } catch (error) {
+    throw new OutputError(`cannot read ${path}: ${messageOf(error)}`, { cause: error });
+  }
+  if (!info.isDirectory()) {
+    const { bytes, sha256 } = await sha256File(path);
+    return { path, kind: 'file', bytes, files: 1, sha256 };
+  }
+
+  const files: string[] = [];
+  await walk(path, '', new Set([`${info.dev}:${info.ino}`]), options.include ?? (() => true), files);
+  files.sort(compareUtf8);
+  const listing = createHash('sha256');
+  let bytes = 0;
+  for (const rel of files) {
+    const file = await sha256File(join(path, rel));
+    bytes += file.bytes;
+    listing.update(`${file.sha256}  ${rel}\n`);
+  }
+  return { path, kind: 'folder', bytes, files: files.length, sha256: listing.digest('hex') };
+}
+
+async function walk(
+  root: string,
+  rel: string,
+  ancestors: ReadonlySet<string>,
+  include: (name: string) => boolean,
+  out: string[],
+): Promise<void> {
+  const dir = rel ? join(root, rel) : root;
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (error) {
+    throw new OutputError(`cannot list ${dir}: ${messageOf(error)}`, { cause: error });
+  }
+  for (const name of names) {
+    if (name.startsWith('.')) continue;
+    const childRel = rel ? `${rel}/${name}` : name;
+    let info: Awaited<ReturnType<typeof stat>>;
+    try {
+      info = await stat(join(root, childRel));
+    } catch {
+      continue; // a dangling symlink: the corpus reader rejects it, there is nothing to hash
+    }
+    if (info.isDirectory()) {
+      const key = `${info.dev}:${info.ino}`;
+      if (ancestors.has(key)) continue;
+      await walk(root, childRel, new Set([...ancestors, key]), include, out);
+    } else if (info.isFile() && include(name)) {
+      out.push(childRel);
+    }
+  }
+}
+
+/** Orders like code points (UTF-8 byte order), not UTF-16 code units. */
+function compareUtf8(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}

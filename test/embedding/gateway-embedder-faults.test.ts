@@ -1,0 +1,116 @@
+/** The embedder against a scripted gateway: a request refused whole, and paid answers the client rejects. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Batch, Chunk } from '../../src/domain.js';
+import { EncodingPolicy } from '../../src/embedding/encoding-policy.js';
+import { BatchFailedError, GatewayEmbedder } from '../../src/embedding/gateway-embedder.js';
+import { ProviderRouter } from '../../src/embedding/provider-router.js';
+import { GatewayClient } from '../../src/gateway/index.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { RunStats } from '../../src/observability/stats.js';
+import { RetryAfterGate } from '../../src/retry/index.js';
+import { envelope, type ScriptedServer, startScriptedServer } from '../gateway/scripted-server.js';
+import { sizingFor } from '../helpers/sizing.js';
+
+const chunk = (documentId: string, text: string): Chunk => ({
+  documentId,
+  index: 0,
+  text,
+  start: 0,
+  end: text.length,
+  bytes: Buffer.byteLength(text),
+  tokens: 10,
+  hash: `h-${documentId}`,
+});
+const batchOf = (chunks: Chunk[]): Batch => ({
+  batchId: 'batch-f',
+  model: 'emu/embed-small',
+  chunks,
+  tokens: chunks.reduce((s, c) => s + c.tokens, 0),
+});
+const answer = (count: number, dims = 3) => ({
+  status: 200,
+  body: {
+    object: 'list',
+    model: 'emu/embed-small',
+    data: Array.from({ length: count }, (_, index) => ({
+      object: 'embedding',
+      index,
+      embedding: Array.from({ length: dims }, () => 0.5),
+    })),
+    usage: { prompt_tokens: count * 2, total_tokens: count * 2 },
+  },
+});
+
+let server: ScriptedServer;
+let client: GatewayClient;
+beforeAll(async () => {
+  server = await startScriptedServer();
+  client = new GatewayClient({ baseUrl: server.baseUrl, apiKey: 'k' });
+});
+afterAll(async () => {
+  await client.close();
+  await server.close();
+});
+
+function embedder(maxAttempts = 2) {
+  const stats = new RunStats();
+  const model = 'emu/embed-small';
+  const instance = new GatewayEmbedder({
+    client,
+    model,
+    router: new ProviderRouter({}),
+    encoding: new EncodingPolicy('float'),
+    gate: new RetryAfterGate(),
+    retry: { maxAttempts, baseDelayMs: 1, maxDelayMs: 2 },
+    sizing: sizingFor(model, 7000, 0.3),
+    stats,
+    logger: silentLogger(),
+    pricePerToken: 0.001,
+  });
+  return { instance, stats };
+}
+const signal = new AbortController().signal;
+
+describe('GatewayEmbedder against faults', () => {
+  it('fails the batch (not committed) when bisection ends with every input refused by the same status', async () => {
+    const bad = { status: 400, body: envelope(400, 'unsupported parameter: dimensions') };
+    // 4 inputs: the whole, two halves, four singles, every one a 400.
+    server.reply(bad, bad, bad, bad, bad, bad, bad);
+    const { instance, stats } = embedder();
+    const chunks = ['a', 'b', 'c', 'd'].map((t, i) => chunk(`u${i}`, t));
+    const error = await instance.embedBatch(batchOf(chunks), signal).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BatchFailedError);
+    expect((error as BatchFailedError).cause.status).toBe(400);
+    expect(stats.chunkFailures).toBe(0);
+  });
+
+  it('still keeps the good rows when only some inputs are refused', async () => {
+    const bad = { status: 400, body: envelope(400, 'bad input') };
+    server.reply(bad, answer(1), bad);
+    const { instance, stats } = embedder();
+    const result = await instance.embedBatch(batchOf([chunk('k0', 'x'), chunk('k1', 'y')]), signal);
+    expect(result.chunks.map((c) => c.documentId)).toEqual(['k0']);
+    expect(result.failures).toMatchObject([{ documentId: 'k1', status: 400 }]);
+    expect(stats.chunkFailures).toBe(1);
+  });
+
+  it('counts the cost of a 200 the client rejects (too few embeddings), estimated from pricing', async () => {
+    server.reply(answer(1), answer(2));
+    const { instance, stats } = embedder();
+    const result = await instance.embedBatch(batchOf([chunk('p0', 'x'), chunk('p1', 'y')]), signal);
+    expect(result.chunks).toHaveLength(2);
+    // Rejected answer: 2 chunks × 10 estimated tokens × 0.001; the good one: its 4 reported tokens.
+    expect(stats.cost).toBeCloseTo(0.02 + 0.004, 10);
+    expect(result.usage.cost).toBeCloseTo(0.024, 10);
+  });
+
+  it('counts the cost of rejected answers even when the batch fails after its retries', async () => {
+    server.reply(answer(1, 3), answer(1, 3));
+    const { instance, stats } = embedder(2);
+    const error = await instance
+      .embedBatch(batchOf([chunk('q0', 'x'), chunk('q1', 'y')]), signal)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BatchFailedError);
+    expect(stats.cost).toBeCloseTo(0.04, 10);
+  });
+});

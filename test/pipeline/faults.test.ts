@@ -1,0 +1,170 @@
+/**
+ * `runPipeline` in-process against the emulator behind a proxy that can refuse chosen inputs with a
+ * 400: a request refused whole is not committed, chunk failures are re-sent by a re-run (repair
+ * batches) and make the run incomplete, another model's unfinished files are not deleted, and
+ * temp files of killed runs are cleaned.
+ */
+
+import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunFlags, resolveRunSettings } from '../../src/config/settings.js';
+import { EMULATOR_API_KEY, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import { UsageError } from '../../src/errors.js';
+import { GatewayClient } from '../../src/gateway/index.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { RunStats } from '../../src/observability/stats.js';
+import { type RunSummary, runPipeline } from '../../src/pipeline/run.js';
+
+let emulator: RunningEmulator;
+let proxy: Server;
+let proxyUrl: string;
+let root: string;
+let corpus: string;
+/** Inputs containing one of these are refused with a 400 (a request holding any of them too). */
+let refuse: string[] = [];
+/** Every embeddings request's inputs, as the proxy saw them. */
+let sent: string[][] = [];
+
+beforeAll(async () => {
+  emulator = await startEmulator({ recordRequests: false });
+  proxy = createServer((req, res) => {
+    const body: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => body.push(chunk));
+    req.on('end', async () => {
+      const text = Buffer.concat(body).toString('utf8');
+      if (req.url?.endsWith('/embeddings')) {
+        const input = (JSON.parse(text) as { input: string[] }).input;
+        sent.push(input);
+        if (input.some((t) => refuse.some((marker) => t.includes(marker)))) {
+          res.writeHead(400, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { code: 400, message: 'refused by the test proxy' } }));
+          return;
+        }
+      }
+      const upstream = await fetch(`${emulator.baseUrl.replace(/\/v1$/, '')}${req.url}`, {
+        method: req.method ?? 'GET',
+        headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' },
+        ...(req.method === 'POST' ? { body: text } : {}),
+      });
+      res.writeHead(upstream.status, {
+        'content-type': upstream.headers.get('content-type') ?? 'application/json',
+      });
+      res.end(Buffer.from(await upstream.arrayBuffer()));
+    });
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/v1`;
+  root = await mkdtemp(join(tmpdir(), 'embedpipe-faults-'));
+  corpus = join(root, 'corpus.jsonl');
+  // Past the calibration window (256 documents), so probes never meet the refused inputs.
+  const lines = Array.from({ length: 300 }, (_, i) => {
+    let text = `document number ${i} about the weather in town ${i % 17}`;
+    if (i === 280 || i === 281) text += ' ZZWHOLE';
+    if (i === 283) text += ' ZZONE';
+    return JSON.stringify({ id: `d${i}`, text });
+  });
+  await writeFile(corpus, `${lines.join('\n')}\n`);
+});
+afterAll(async () => {
+  await new Promise<void>((resolve) => proxy.close(() => resolve()));
+  await emulator.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+async function run(out: string, flags: RunFlags = {}): Promise<RunSummary> {
+  const settings = resolveRunSettings(
+    {
+      input: corpus,
+      model: 'emu/embed-small',
+      out,
+      baseUrl: proxyUrl,
+      maxInputs: 2,
+      commitInterval: 0,
+      maxAttempts: 2,
+      ...flags,
+    },
+    undefined,
+    {},
+  );
+  const client = new GatewayClient({ baseUrl: proxyUrl, apiKey: EMULATOR_API_KEY });
+  try {
+    return await runPipeline(settings, { client, logger: silentLogger(), stats: new RunStats() });
+  } finally {
+    await client.close();
+  }
+}
+
+describe('faults and re-runs', () => {
+  it('re-sends a batch refused whole, and exactly the chunks that failed', async () => {
+    const out = join(root, 'repair');
+    refuse = ['ZZWHOLE', 'ZZONE'];
+    sent = [];
+    const first = await run(out);
+    expect(first.status).toBe('incomplete');
+    expect(first.batches.failed).toBe(1); // d280 + d281: every input refused the same way
+    expect(first.failures).toBe(3); // those two, and d283 alone
+    expect(first.rows).toBe(297);
+
+    refuse = [];
+    sent = [];
+    const second = await run(out);
+    expect(second.status).toBe('done');
+    expect(second.failures).toBe(0);
+    expect(second.rows).toBe(300);
+    const texts = sent.flat();
+    expect(texts.filter((t) => t.includes('ZZWHOLE'))).toHaveLength(2);
+    expect(texts.filter((t) => t.includes('ZZONE'))).toHaveLength(1);
+    // d282 shared d283's batch and was committed: not sent again.
+    expect(texts.some((t) => t.startsWith('document number 282 '))).toBe(false);
+    // Besides calibration probes (single inputs), only the refused batch and the failed chunk.
+    expect(sent.filter((input) => input.length > 1)).toEqual([texts.filter((t) => t.includes('ZZWHOLE'))]);
+
+    sent = [];
+    const third = await run(out);
+    expect(third).toMatchObject({ status: 'done', rows: 300, failures: 0 });
+    // Nothing of the corpus again (calibration probes aside: single inputs).
+    expect(sent.filter((input) => input.length > 1 || /ZZ/.test(input[0]!))).toEqual([]);
+  });
+
+  it("refuses to delete another model's or plan's unfinished files unless --force", async () => {
+    const out = join(root, 'leftovers');
+    refuse = [];
+    await run(out);
+    // As if killed before the end: no manifest (whatever its name).
+    for (const name of await readdir(out)) if (/manifest\.json$/.test(name)) await rm(join(out, name));
+    const before = (await readdir(out)).filter((n) => n.endsWith('.parquet')).sort();
+    expect(before.length).toBeGreaterThan(0);
+
+    const other = run(out, { model: 'emu/embed-large' });
+    await expect(other).rejects.toThrow(UsageError);
+    await expect(run(out, { model: 'emu/embed-large' })).rejects.toThrow(/emu\/embed-small.*--force/s);
+    await expect(run(out, { maxInputs: 3 })).rejects.toThrow(/other plan parameters.*--force/s);
+    expect((await readdir(out)).filter((n) => n.endsWith('.parquet')).sort()).toEqual(before);
+
+    const forced = await run(out, { maxInputs: 3, force: true });
+    expect(forced.status).toBe('done');
+    expect(forced.rows).toBe(300);
+  });
+
+  it('removes temp files of killed runs older than a minute, and only those', async () => {
+    const out = join(root, 'temps');
+    refuse = [];
+    await run(out);
+    const old = join(out, '.data-00009-abc.parquet.tmp-4242-1f');
+    const fresh = join(out, '.data-00010-abc.parquet.tmp-4242-20');
+    const other = join(out, '.notes.txt');
+    for (const path of [old, fresh, other]) await writeFile(path, 'x');
+    const longAgo = new Date(Date.now() - 3_600_000);
+    await utimes(old, longAgo, longAgo);
+    await utimes(other, longAgo, longAgo);
+    await run(out);
+    const names = await readdir(out);
+    expect(names).not.toContain('.data-00009-abc.parquet.tmp-4242-1f');
+    expect(names).toContain('.data-00010-abc.parquet.tmp-4242-20');
+    expect(names).toContain('.notes.txt');
+  });
+});
