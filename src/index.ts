@@ -10,6 +10,8 @@ export {
   EmbedpipeError,
   ExitCode,
   InterruptedError,
+  MissingKeyError,
+  NothingEmbeddedError,
   OutputError,
   UsageError,
 } from './errors.js';
