@@ -154,7 +154,7 @@ function describeSummary(s: RunSummary): string {
   const lines = [
     `${s.status === 'done' ? 'done' : 'INCOMPLETE'}: ${s.rows} vectors (${s.dims ?? '?'} dims, ${s.model}) in ${out}`,
     `  documents ${s.documents}, rejected ${s.rejects}${s.rejects > 0 ? ` (${REJECTS_FILE})` : ''}, chunks ${s.chunks}, tokens ${s.tokens}`,
-    `  batches ${s.batches.planned}: ${s.batches.embedded} embedded, ${s.batches.resumed} already done, ${s.batches.failed} failed`,
+    `  batches ${s.batches.planned}: ${s.batches.embedded} embedded, ${s.batches.resumed} already done, ${s.batches.failed} failed${s.reused > 0 ? `; ${s.reused} chunks reused from the folder (not sent)` : ''}`,
     `  requests ${s.requests}, retries ${s.retries}, cost ${usd}, ${(s.elapsedMs / 1000).toFixed(1)} s`,
     describeSizing(s),
   ];

@@ -154,6 +154,11 @@ export class GatewayEmbedder {
     return this.#dims;
   }
 
+  /** The outcome of a batch that needed no request (every chunk's vector was reused). */
+  nothingSent(batch: Batch): EmbeddedBatch {
+    return new BatchOutcome(batch).result();
+  }
+
   async embedBatch(batch: Batch, signal: AbortSignal): Promise<EmbeddedBatch> {
     const outcome = new BatchOutcome(batch);
     const chunks = this.#options.sizing.prepare(batch.batchId, batch.chunks);

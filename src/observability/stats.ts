@@ -13,6 +13,8 @@ export class RunStats {
   batchesSkipped = 0;
   batchesDone = 0;
   batchesFailed = 0;
+  /** Chunks whose vectors the output folder already held (same model and text): not sent. */
+  chunksReused = 0;
   rowsWritten = 0;
   /** Chunks that could not be embedded (_failures.jsonl). */
   chunkFailures = 0;

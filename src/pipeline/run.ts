@@ -31,6 +31,7 @@ import {
   sideFile,
   writeManifest,
 } from '../output/index.js';
+import { VectorIndex } from '../output/vector-index.js';
 import { InProcessQueue } from '../queue/in-process-queue.js';
 import {
   type BatchRecord,
@@ -244,10 +245,44 @@ async function embedCorpus(
       maxDelayMs: settings.commitIntervalMs,
     },
   );
+  // Vectors the folder already holds, by content hash: a batch of another plan (another version's
+  // chunking, other limits, a changed corpus) pays only for texts not embedded before.
+  let index: Promise<VectorIndex | undefined> | undefined;
+  const reusable = (): Promise<VectorIndex | undefined> => {
+    index ??=
+      committedIn.size > 0 && settings.outputFormat === 'parquet'
+        ? VectorIndex.build(settings.outDir, [...new Set(committedIn.values())])
+        : Promise.resolve(undefined);
+    return index;
+  };
+  const embedWithReuse = async (batch: Batch, signal: AbortSignal): Promise<EmbeddedBatch> => {
+    const vectors = await reusable();
+    const found = new Map<Chunk, Float32Array>();
+    for (const chunk of batch.chunks) {
+      if (!vectors?.has(chunk.hash) || sizing.isStale(chunk, batch.batchId)) continue;
+      const vector = await vectors.vector(chunk.hash);
+      if (vector) found.set(chunk, vector);
+    }
+    if (found.size === 0) return embedder.embedBatch(batch, signal);
+    const rest = batch.chunks.filter((chunk) => !found.has(chunk));
+    const sent =
+      rest.length > 0
+        ? await embedder.embedBatch({ ...batch, chunks: rest }, signal)
+        : embedder.nothingSent(batch);
+    // A document the request re-planned keeps only its new rows.
+    const replanned = new Set(sent.replanned);
+    const reused = [...found].filter(([chunk]) => !replanned.has(chunk.documentId));
+    stats.chunksReused += reused.length;
+    return {
+      ...sent,
+      chunks: [...reused.map(([chunk]) => chunk), ...sent.chunks],
+      vectors: [...reused.map(([, vector]) => vector), ...sent.vectors],
+    };
+  };
   const queue = new InProcessQueue(
     async (batch, signal) => {
       try {
-        await committer.add(batch, await embedder.embedBatch(batch, signal));
+        await committer.add(batch, await embedWithReuse(batch, signal));
       } catch (error) {
         if (!(error instanceof BatchFailedError)) throw error;
         sizing.release(batch.chunks);

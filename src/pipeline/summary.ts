@@ -19,6 +19,8 @@ export interface RunSummary {
   };
   /** Rows in the dataset (this run's and earlier runs'). */
   readonly rows: number;
+  /** Chunks whose vectors the output folder already held (same model and text): not sent again. */
+  readonly reused: number;
   /** Chunks that could not be embedded (_failures.jsonl). */
   readonly failures: number;
   /** This run's requests and retries. */
@@ -90,6 +92,7 @@ export function summarize(
       failed: stats.batchesFailed,
     },
     rows: outcome.rows,
+    reused: stats.chunksReused,
     failures: outcome.failures,
     requests: stats.requests,
     retries: stats.retries,

@@ -86,12 +86,12 @@ afterAll(async () => {
   await emulator.close();
 });
 
-async function runOn(name: string, corpus: Map<string, string>, model: string) {
+async function runOn(name: string, corpus: Map<string, string>, model: string, ...extra: string[]) {
   const input = join(root, `${name}.jsonl`);
   const lines = [...corpus].map(([id, text]) => JSON.stringify({ id, text }));
   await writeFile(input, `${lines.join('\n')}\n`);
   const out = join(root, name);
-  const result = await runCli(['run', '--input', input, '--model', model, '--out', out, '--json'], {
+  const result = await runCli(['run', '--input', input, '--model', model, '--out', out, '--json', ...extra], {
     EMBEDPIPE_BASE_URL: emulator.baseUrl,
     EMBEDPIPE_API_KEY: EMULATOR_API_KEY,
   });
@@ -160,11 +160,30 @@ describe('chunks that fit the gateway’s own count, at default settings', () =>
     after.delete('doc-3');
     after.set('doc-7', `${before.get('doc-7')} One more sentence at the end.`);
     after.set('doc-new', 'A document that was not there before.');
+    const inputs = emulator.stats.inputs;
     const rerun = await runOn('changed', after, 'emu/embed-small');
+    // Only the changed and the new document's chunks were sent; everything else was reused by hash.
+    const changedRows = rerun.rows.filter((r) => r.id === 'doc-7' || r.id === 'doc-new').length;
+    expect(emulator.stats.inputs - inputs).toBeGreaterThan(0);
+    expect(emulator.stats.inputs - inputs).toBeLessThanOrEqual(changedRows);
     expectWholeVectors(rerun.rows, after, 'emu/embed-small', 384);
     // Documents that did not change keep their rows (the saved calibration plans them the same way).
     const unchanged = (rows: DatasetRow[]) =>
       rows.filter((r) => !['doc-3', 'doc-7', 'doc-new'].includes(r.id));
     expect(unchanged(rerun.rows)).toEqual(unchanged(first.rows));
+  });
+
+  it('a re-run with another plan reuses every vector the folder holds by content hash: nothing is sent', async () => {
+    const corpus = proseCorpus(40);
+    const first = await runOn('replanned', corpus, 'emu/embed-small', '--max-inputs', '16');
+    const inputs = emulator.stats.inputs;
+    // Other request limits: every batch id changes, no batch is "already done".
+    const second = await runOn('replanned', corpus, 'emu/embed-small', '--max-inputs', '8');
+    expect(second.summary.batches.resumed).toBe(0);
+    expect(second.summary.reused).toBe(first.rows.length);
+    expect(emulator.stats.inputs).toBe(inputs);
+    const sorted = (rows: DatasetRow[]) =>
+      [...rows].sort((a, b) => a.id.localeCompare(b.id) || a.chunk_index - b.chunk_index);
+    expect(sorted(second.rows)).toEqual(sorted(first.rows));
   });
 });
