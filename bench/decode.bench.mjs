@@ -86,29 +86,33 @@ for (const format of ['float', 'base64']) {
   );
 }
 
-// Response (base64) → committed part, one part per response as in a run.
+/** One base64 response decoded into the embedded batch `batchId`, as the embedder returns it. */
+const decodedBatch = (text, batchId) => ({
+  batchId,
+  model: 'emu/embed-large',
+  chunks,
+  vectors: decodeEmbeddings(JSON.parse(text), PER_REQUEST).vectors,
+  failures: [],
+  usage: { promptTokens: 0, cost: 0, requests: 1, retries: 0 },
+  replanned: [],
+});
+
+/** A Parquet dataset writer in a fresh temp folder. */
+const benchWriter = (dir) =>
+  new DatasetWriter({
+    dir,
+    format: 'parquet',
+    metadata: { 'embedpipe.model': 'emu/embed-large' },
+    dims: DIMS,
+  });
+
+// Response (base64) → committed part, one part per response (a file per batch).
 {
   const text = body('base64');
   const dir = await mkdtemp(join(tmpdir(), 'embedpipe-bench-decode-'));
   try {
-    const writer = new DatasetWriter({
-      dir,
-      format: 'parquet',
-      metadata: { 'embedpipe.model': 'emu/embed-large' },
-      dims: DIMS,
-    });
-    const commit = async (batchId) => {
-      const result = decodeEmbeddings(JSON.parse(text), PER_REQUEST);
-      const batch = {
-        batchId,
-        model: 'emu/embed-large',
-        chunks,
-        vectors: result.vectors,
-        failures: [],
-        usage: { promptTokens: 0, cost: 0, requests: 1, retries: 0 },
-      };
-      await writer.writePart(batchId, batch);
-    };
+    const writer = benchWriter(dir);
+    const commit = (batchId) => writer.writePart(batchId, decodedBatch(text, batchId));
     for (let warm = 0; warm < 5; warm++) await commit(`warm-${warm}`);
     const cpu0 = process.cpuUsage();
     const wall0 = performance.now();
@@ -132,31 +136,14 @@ for (const format of ['float', 'base64']) {
   const text = body('base64');
   const dir = await mkdtemp(join(tmpdir(), 'embedpipe-bench-group-'));
   try {
-    const writer = new DatasetWriter({
-      dir,
-      format: 'parquet',
-      metadata: { 'embedpipe.model': 'emu/embed-large' },
-      dims: DIMS,
-    });
+    const writer = benchWriter(dir);
     const perGroup = Math.max(1, Math.floor(DEFAULTS.commit.groupBytes / (PER_REQUEST * DIMS * 4)));
     const responses = Math.max(REQUESTS, perGroup * 3);
     const run = async (prefix, count) => {
       let group = [];
       for (let r = 0; r < count; r++) {
-        const result = decodeEmbeddings(JSON.parse(text), PER_REQUEST);
         const batchId = `${prefix}${r}`;
-        group.push({
-          batchId,
-          batch: {
-            batchId,
-            model: 'emu/embed-large',
-            chunks,
-            vectors: result.vectors,
-            failures: [],
-            usage: { promptTokens: 0, cost: 0, requests: 1, retries: 0 },
-            replanned: [],
-          },
-        });
+        group.push({ batchId, batch: decodedBatch(text, batchId) });
         if (group.length === perGroup || r === count - 1) {
           await writer.writeGroup(group);
           group = [];

@@ -4,6 +4,7 @@
  * `intervalMs` (default 10 s, EMBEDPIPE_PROGRESS_INTERVAL_MS), so a log shows how a run goes.
  */
 import { DEFAULTS } from '../config/defaults.js';
+import type { RetryAfterEvent } from '../gateway/client.js';
 import type { Logger } from './logger.js';
 import type { RunStats } from './stats.js';
 
@@ -221,21 +222,11 @@ export function startProgress(stats: RunStats, options: ProgressOptions = {}): P
   };
 }
 
-/** What a client reports when an answer asks to wait (structurally GatewayClient's RetryAfterEvent). */
-export interface RetryAfterNotice {
-  status: number;
-  retryAfterMs: number;
-  until: number;
-  newWait: boolean;
-  pastCap: boolean;
-  window: number | undefined;
-}
-
 /**
  * Records Retry-After answers in the stats (the progress line says the run waits, until when) and
  * says so in the log: a new wait of 10 s or more, and any wait past --max-retry-after, at warn.
  */
-export function retryAfterReporter(stats: RunStats, logger: Logger): (notice: RetryAfterNotice) => void {
+export function retryAfterReporter(stats: RunStats, logger: Logger): (notice: RetryAfterEvent) => void {
   return (notice) => {
     stats.retryAfterAnswers += 1;
     const wasWaiting = stats.waitingUntil !== undefined && stats.waitingUntil > Date.now();
