@@ -15,6 +15,10 @@ export const ExitCode = {
   unreachable: 6,
   /** The output folder cannot be created, written or read (not a folder, no permission, disk full). */
   output: 7,
+  /** Another run holds the output folder's lock (two overlapping cron runs). */
+  locked: 8,
+  /** `--max-cost` reached: the run stopped before spending more; re-running resumes. */
+  budget: 9,
   interrupted: 130,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -102,4 +106,17 @@ export class NothingEmbeddedError extends UsageError {}
 /** The run was interrupted (SIGINT/SIGTERM); everything finished so far is kept and a re-run resumes. */
 export class InterruptedError extends EmbedpipeError {
   override readonly exitCode: ExitCode = ExitCode.interrupted;
+}
+
+/** Another live run holds the output folder (`--out`): exit 8, naming the holder. */
+export class OutputLockedError extends EmbedpipeError {
+  override readonly exitCode: ExitCode = ExitCode.locked;
+}
+
+/**
+ * The next request would take the run's spending past `--max-cost`: the run stops before sending it
+ * (exit 9). Everything committed is kept; a re-run with a higher cap resumes.
+ */
+export class BudgetExceededError extends EmbedpipeError {
+  override readonly exitCode: ExitCode = ExitCode.budget;
 }

@@ -1,6 +1,6 @@
 /** `embedpipe run [JOB]`: the whole pipeline in one process, no services. */
 import type { Command } from 'commander';
-import { integerOption } from './options.js';
+import { integerOption, numberOption } from './options.js';
 import type { RunCommandFlags } from './run-action.js';
 
 export function registerRun(program: Command): void {
@@ -48,6 +48,16 @@ export function registerRun(program: Command): void {
     )
     .option('--follow-symlinks', 'follow symlinks in a text folder that point outside it')
     .option('--force', "delete another model's or plan's unfinished files in --out")
+    .option(
+      '--max-cost <usd>',
+      'stop before the run would spend more than this (USD); a re-run resumes',
+      numberOption(0, 1e9),
+    )
+    .option(
+      '--keep-versions <n>',
+      'old versions of the dataset kept after the switch to the new one (default: 1)',
+      integerOption(0, 1000),
+    )
     .option('--dry-run', 'plan and count tokens and cost; call no embeddings')
     .option('--json', 'print the summary as JSON on stdout')
     .action(async (jobPath: string | undefined, flags: RunCommandFlags) => {

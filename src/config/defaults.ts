@@ -56,6 +56,8 @@ export const DEFAULTS = {
   encodingFormat: 'base64' as 'base64' | 'float',
   outputFormat: 'parquet' as 'parquet' | 'arrow',
   outDir: 'out',
+  /** Old versions of a dataset kept beside the current one after a switch (readers mid-query, rollback). */
+  keepVersions: 1,
 
   /**
    * Committing embedded batches: several per file, written once their vectors reach `groupBytes`

@@ -25,6 +25,8 @@ export const jobFileSchema = z.strictObject({
     .strictObject({
       dir: z.string().min(1).optional(),
       format: z.enum(['parquet', 'arrow']).optional(),
+      /** Old versions of the same model kept after a run switches to a new one (default 1). */
+      keepVersions: z.number().int().min(0).max(1000).optional(),
     })
     .optional(),
   gateway: z
@@ -50,6 +52,8 @@ export const jobFileSchema = z.strictObject({
     })
     .optional(),
   concurrency: positiveInt.max(1024).optional(),
+  /** Stop before the run would spend more than this many USD (`--max-cost`). */
+  maxCostUsd: z.number().nonnegative().optional(),
   encodingFormat: z.enum(['base64', 'float']).optional(),
   provider: z
     .strictObject({

@@ -52,6 +52,10 @@ export interface RunSettings {
   readonly followSymlinks: boolean;
   /** Let a run delete files of another model's or plan's unfinished run in the output folder. */
   readonly force: boolean;
+  /** Stop before the run's spending (USD) would pass this; undefined: no cap. */
+  readonly maxCostUsd?: number;
+  /** Old versions of the same model kept after the switch to a new one. */
+  readonly keepVersions: number;
 }
 
 /** What `embedpipe run` flags can set (commander's camelCase names). */
@@ -82,6 +86,9 @@ export interface RunFlags {
   allowInsecureHttp?: boolean;
   followSymlinks?: boolean;
   force?: boolean;
+  /** USD. */
+  maxCost?: number;
+  keepVersions?: number;
 }
 
 function oneOf<T extends string>(
@@ -98,6 +105,14 @@ function positive(flag: string, value: number | undefined, { min = 1, max = Numb
   if (value === undefined) return undefined;
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ConfigError(flag, `must be an integer from ${min} to ${max} (got ${value})`);
+  }
+  return value;
+}
+
+function nonNegative(flag: string, value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isFinite(value) || value < 0) {
+    throw new ConfigError(flag, `must be a number of at least 0 (got ${value})`);
   }
   return value;
 }
@@ -139,6 +154,7 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
   const format =
     oneOf('--format', flags.format, ['csv', 'jsonl', 'text'] as const) ?? jobFormatFor(input, job);
   const maxTokens = positive('--max-tokens', flags.maxTokens) ?? job?.chunking?.maxTokens;
+  const maxCostUsd = nonNegative('--max-cost', flags.maxCost) ?? job?.maxCostUsd;
   const settings: RunSettings = {
     input,
     ...(format ? { format } : {}),
@@ -190,6 +206,11 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
     allowInsecureHttp: flags.allowInsecureHttp ?? job?.gateway?.allowInsecureHttp ?? false,
     followSymlinks: flags.followSymlinks ?? job?.input.followSymlinks ?? false,
     force: flags.force ?? false,
+    ...(maxCostUsd !== undefined ? { maxCostUsd } : {}),
+    keepVersions:
+      positive('--keep-versions', flags.keepVersions, { min: 0, max: 1000 }) ??
+      job?.output?.keepVersions ??
+      DEFAULTS.keepVersions,
   };
   if (settings.maxTokens !== undefined && settings.maxTokens > settings.maxTokensPerRequest) {
     throw new ConfigError('--max-tokens', `is above the per-request budget ${settings.maxTokensPerRequest}`);
