@@ -120,3 +120,19 @@ export class OutputLockedError extends EmbedpipeError {
 export class BudgetExceededError extends EmbedpipeError {
   override readonly exitCode: ExitCode = ExitCode.budget;
 }
+
+/**
+ * A run that stopped after it opened its output (interrupted, out of credits, over --max-cost, …):
+ * the error that stopped it, with the run's summary so far (the CLI still prints it, e.g. as JSON
+ * for cron). Its exit code and message are the reason's.
+ */
+export class RunStoppedError extends EmbedpipeError {
+  override readonly exitCode: ExitCode;
+  constructor(
+    readonly reason: EmbedpipeError,
+    readonly summary: unknown,
+  ) {
+    super(reason.message, { cause: reason });
+    this.exitCode = reason.exitCode;
+  }
+}

@@ -9,6 +9,7 @@ import { TOOL } from '../pipeline/tool.js';
 // The register* modules only declare options; each action imports its heavy modules (pipeline,
 // emulator, Arrow, Parquet, undici, pino) when it runs, so --help, --version and typos start fast.
 // Keep every import of this file light (test/cli/startup.test.ts checks).
+import { registerDatasets } from './datasets.js';
 import { registerEmbed } from './embed.js';
 import { registerGateway } from './gateway.js';
 import { registerMembers } from './members.js';
@@ -24,6 +25,7 @@ function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ outputError: () => {} });
   registerRun(program);
+  registerDatasets(program);
   registerModels(program);
   registerMembers(program);
   registerTranscribe(program);

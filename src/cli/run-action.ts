@@ -5,7 +5,13 @@ import { readEnvironment } from '../config/env.js';
 import { loadJobFile } from '../config/job.js';
 import { type RunFlags, resolveRunSettings } from '../config/settings.js';
 import { EMULATOR_API_KEY, type RunningEmulator, startEmulator } from '../emulator/index.js';
-import { ExitCode, InterruptedError, MissingKeyError, NothingEmbeddedError } from '../errors.js';
+import {
+  ExitCode,
+  InterruptedError,
+  MissingKeyError,
+  NothingEmbeddedError,
+  RunStoppedError,
+} from '../errors.js';
 import { GatewayClient } from '../gateway/index.js';
 import { createLogger } from '../observability/logger.js';
 import { progressIntervalFrom, retryAfterReporter, startProgress } from '../observability/progress.js';
@@ -58,6 +64,16 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
   let summary: RunSummary;
   try {
     summary = await runPipeline(settings, { client, logger, stats, signal: controller.signal });
+  } catch (error) {
+    // A run that stopped (Ctrl-C, 402, --max-cost…) still reports what it did: cron and alerting
+    // read the JSON; the reason goes to stderr with its exit code.
+    if (error instanceof RunStoppedError) {
+      const stopped = error.summary as RunSummary;
+      if (flags.json) printJson(stopped);
+      else process.stdout.write(describeSummary(stopped));
+      throw error.reason;
+    }
+    throw error;
   } finally {
     progress.stop();
     process.off('SIGINT', interrupt);
@@ -75,7 +91,8 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
 async function nothingEmbedded(s: RunSummary, input: string): Promise<NothingEmbeddedError> {
   if (s.rejects === 0)
     return new NothingEmbeddedError(`nothing to embed: ${shortPath(input)} holds no document`);
-  const rejects = join(shortPath(s.outDir), REJECTS_FILE);
+  const sideFolder = s.version?.dir ?? s.outDir;
+  const rejects = join(shortPath(sideFolder), REJECTS_FILE);
   if (s.status === 'dry-run') {
     return new NothingEmbeddedError(
       `nothing to embed: all ${s.rejects} input rows of ${shortPath(input)} would be rejected ` +
@@ -84,7 +101,7 @@ async function nothingEmbedded(s: RunSummary, input: string): Promise<NothingEmb
   }
   let first = '';
   try {
-    const line = (await readFile(join(s.outDir, REJECTS_FILE), 'utf8')).split('\n', 1)[0] ?? '';
+    const line = (await readFile(join(sideFolder, REJECTS_FILE), 'utf8')).split('\n', 1)[0] ?? '';
     const reason = (JSON.parse(line) as { reason?: unknown }).reason;
     if (typeof reason === 'string') first = ` (the first: ${reason})`;
   } catch {
@@ -118,17 +135,53 @@ function describeSizing(s: RunSummary): string {
   );
 }
 
-/** Dry run: what a real run would send, when the output already holds some planned batches. */
+/** Dry run: what a real run would send, when the dataset already holds some of the corpus. */
 function describeToSend(s: RunSummary, out: string): string {
   const send = s.toSend;
-  if (!send || s.batches.resumed === 0) return '';
-  if (send.batches === 0) {
-    return `  ${out} already holds all ${s.batches.planned} planned batches: a re-run would send nothing ($0)\n`;
+  if (!send || send.chunks === s.chunks) return '';
+  if (send.chunks === 0) {
+    return `  ${out} already holds every chunk: a re-run would send nothing ($0)\n`;
   }
   return (
-    `  ${out} already holds ${s.batches.resumed} of ${s.batches.planned} planned batches: a re-run would send ` +
-    `${send.batches} requests, ${send.chunks} chunks, about ${send.tokens} tokens; estimated cost $${send.cost.toFixed(6)}\n`
+    `  ${out} already holds ${s.chunks - send.chunks} of ${s.chunks} chunks: a re-run would send ` +
+    `${send.chunks} chunks in about ${send.batches} requests, about ${send.tokens} tokens; estimated cost $${send.cost.toFixed(6)}\n`
   );
+}
+
+/** What the run saved and what changed since the version it replaced. */
+function describeIncremental(s: RunSummary): string[] {
+  const lines: string[] = [];
+  if (s.reused > 0 || s.deduplicated > 0) {
+    lines.push(
+      `  reused ${s.reused} chunks from the dataset, ${s.deduplicated} duplicate texts embedded once: ` +
+        `about ${s.saved.tokens} tokens ($${s.saved.cost.toFixed(6)}) not paid again`,
+    );
+  }
+  const c = s.changes;
+  if (c) {
+    lines.push(
+      `  documents since ${s.version?.replaces}: ${c.added} added, ${c.changed} changed, ${c.unchanged} unchanged, ${c.deleted} deleted`,
+    );
+  }
+  const v = s.version;
+  if (v?.current) {
+    lines.push(
+      `  dataset version ${v.name} is now current${v.pruned?.length ? ` (removed ${v.pruned.join(', ')})` : ''}`,
+    );
+  } else if (v && s.status !== 'dry-run') {
+    lines.push(`  version ${v.name} is unfinished; readers still see the previous version`);
+  }
+  return lines;
+}
+
+/** A run over --max-cost: what is left. */
+function describeRemaining(s: RunSummary): string[] {
+  const r = s.remaining;
+  if (!r) return [];
+  return [
+    `  left to embed: ${r.chunks} chunks, about ${r.tokens} tokens, estimated $${r.cost.toFixed(6)}; ` +
+      're-run with a higher --max-cost to continue',
+  ];
 }
 
 /** A path as short as it can be said from here (relative when inside the working folder). */
@@ -151,15 +204,19 @@ function describeSummary(s: RunSummary): string {
         : '')
     );
   }
+  const head = s.status === 'done' ? 'done' : s.status === 'stopped' ? 'STOPPED' : 'INCOMPLETE';
   const lines = [
-    `${s.status === 'done' ? 'done' : 'INCOMPLETE'}: ${s.rows} vectors (${s.dims ?? '?'} dims, ${s.model}) in ${out}`,
+    `${head}: ${s.rows} vectors (${s.dims ?? '?'} dims, ${s.model}) in ${out}`,
     `  documents ${s.documents}, rejected ${s.rejects}${s.rejects > 0 ? ` (${REJECTS_FILE})` : ''}, chunks ${s.chunks}, tokens ${s.tokens}`,
-    `  batches ${s.batches.planned}: ${s.batches.embedded} embedded, ${s.batches.resumed} already done, ${s.batches.failed} failed${s.reused > 0 ? `; ${s.reused} chunks reused from the folder (not sent)` : ''}`,
+    `  batches ${s.batches.planned}: ${s.batches.embedded} embedded, ${s.batches.resumed} already done, ${s.batches.failed} failed`,
     `  requests ${s.requests}, retries ${s.retries}, cost ${usd}, ${(s.elapsedMs / 1000).toFixed(1)} s`,
+    ...describeIncremental(s),
+    ...describeRemaining(s),
     describeSizing(s),
   ];
   if (s.failures > 0) lines.push(`  ${s.failures} chunks could not be embedded: see ${FAILURES_FILE}`);
   if (s.status === 'incomplete') lines.push('  re-run the same command to retry the failed batches');
+  else if (s.status === 'stopped') lines.push(`  stopped: ${s.stop?.message ?? ''}`);
   else lines.push(...queryHints(s, out));
   return `${lines.join('\n')}\n`;
 }

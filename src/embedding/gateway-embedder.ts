@@ -11,6 +11,9 @@
  *   rest of the batch is kept. What cannot be embedded becomes a ChunkFailure with the message.
  * - Retries exhausted: the batch is not committed (BatchFailedError), so a re-run tries it again.
  * - 401/402/404, a dimension change, abort: thrown, fatal for the run.
+ * - The run's cost cap (`budget`): each attempt reserves its estimated cost before it is sent and
+ *   settles it with the answer's cost; a refused reservation throws BudgetExceededError, never
+ *   retried nor wrapped, and fatal for the run like a 402 (resumable: nothing of the batch is sent).
  *
  * `signal` (the run stopping: 402 elsewhere, Ctrl-C) stops retries and waits but never cancels a
  * request in flight: that request is paid for, so its vectors are kept.
@@ -29,6 +32,7 @@ import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
 import { type RetryAfterGate, type RetryPolicy, withRetry } from '../retry/index.js';
 import type { ChunkSizing } from './chunk-sizing.js';
+import type { CostBudget } from './cost-budget.js';
 import type { EncodingPolicy } from './encoding-policy.js';
 import type { ProviderRouter } from './provider-router.js';
 import { isTooLongMessage, statedInputTokens, statedTokenLimit } from './too-long.js';
@@ -45,6 +49,12 @@ export interface GatewayEmbedderOptions {
   readonly logger: Logger;
   /** USD per prompt token, to estimate cost when the gateway reports none. */
   readonly pricePerToken?: number;
+  /**
+   * The run's cost cap, shared by every request of the run. Each attempt (a retry is a new paid
+   * request) reserves `planned tokens × pricePerToken` before it is sent; no price: estimate 0, and
+   * the cap counts only the costs answers report (see CostBudget).
+   */
+  readonly budget?: CostBudget;
   readonly clock?: Partial<Pick<RetryPolicy, 'sleep' | 'random' | 'now'>>;
 }
 
@@ -281,12 +291,18 @@ export class GatewayEmbedder {
   }
 
   #request(chunks: readonly Chunk[], outcome: BatchOutcome, signal: AbortSignal): Promise<EmbeddingsResult> {
-    const { client, model, router, encoding, gate, retry, stats, logger } = this.#options;
+    const { client, model, router, encoding, gate, retry, stats, logger, budget } = this.#options;
     const input = chunks.map((c) => c.text);
+    const estimateUsd = budget ? this.#estimateCost(chunks) : 0;
     let askedFor = encoding.current;
     return withRetry(
       async () => {
         askedFor = encoding.current;
+        // Before anything is counted or sent: a refused reservation sends nothing (and is not retried).
+        const reservation = budget?.reserve(
+          estimateUsd,
+          `a request of ${chunks.length} input${chunks.length === 1 ? '' : 's'} (batch ${outcome.batch.batchId})`,
+        );
         const provider = router.preferences();
         stats.requests += 1;
         stats.firstRequestAt ??= Date.now();
@@ -302,12 +318,18 @@ export class GatewayEmbedder {
             ...(provider ? { provider } : {}),
           });
         } catch (error) {
-          if (error instanceof InvalidResponseError) this.#accountRejectedAnswer(error, chunks, outcome);
+          const billed =
+            error instanceof InvalidResponseError
+              ? this.#accountRejectedAnswer(error, chunks, outcome)
+              : undefined;
+          if (billed !== undefined) reservation?.settle(billed);
+          else reservation?.release();
           throw error;
         }
         router.noteSuccess();
         // Accounted first: an answer of the wrong length is refused (fatal) but was paid for.
-        this.#account(result, chunks, outcome);
+        const cost = this.#account(result, chunks, outcome);
+        reservation?.settle(cost);
         this.#checkDims(result.dims);
         return result;
       },
@@ -362,15 +384,33 @@ export class GatewayEmbedder {
    * so its cost counts. The client's error carries no usage, so it is estimated from the pricing and
    * the chunks' planned (upper) token estimates.
    */
-  #accountRejectedAnswer(error: InvalidResponseError, chunks: readonly Chunk[], outcome: BatchOutcome): void {
-    if (error.status < 200 || error.status >= 300) return;
+  #accountRejectedAnswer(
+    error: InvalidResponseError,
+    chunks: readonly Chunk[],
+    outcome: BatchOutcome,
+  ): number | undefined {
+    if (error.status < 200 || error.status >= 300) return undefined;
     const tokens = chunks.reduce((sum, c) => sum + c.tokens, 0);
     const cost = tokens * (this.#options.pricePerToken ?? 0);
     outcome.cost += cost;
     this.#options.stats.cost += cost;
+    return cost;
   }
 
-  #account(result: EmbeddingsResult, chunks: readonly Chunk[], outcome: BatchOutcome): void {
+  /**
+   * What a request of these chunks is expected to cost, for the budget: their planned (upper) token
+   * estimates × the price. A chunk with no estimate (a calibration probe) counts its UTF-8 bytes, an
+   * upper bound for a byte-level tokenizer. No price: 0.
+   */
+  #estimateCost(chunks: readonly Chunk[]): number {
+    const price = this.#options.pricePerToken ?? 0;
+    if (price <= 0) return 0;
+    const tokens = chunks.reduce((sum, c) => sum + (c.tokens > 0 ? c.tokens : Buffer.byteLength(c.text)), 0);
+    return tokens * price;
+  }
+
+  /** Counts an answer's tokens and cost into the batch and the run; returns the cost. */
+  #account(result: EmbeddingsResult, chunks: readonly Chunk[], outcome: BatchOutcome): number {
     const promptTokens = result.usage?.promptTokens ?? chunks.reduce((sum, c) => sum + c.tokens, 0);
     const cost = result.usage?.cost ?? promptTokens * (this.#options.pricePerToken ?? 0);
     outcome.promptTokens += promptTokens;
@@ -378,5 +418,6 @@ export class GatewayEmbedder {
     if (result.provider) outcome.provider = result.provider;
     this.#options.stats.gatewayTokens += promptTokens;
     this.#options.stats.cost += cost;
+    return cost;
   }
 }

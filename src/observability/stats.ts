@@ -15,6 +15,10 @@ export class RunStats {
   batchesFailed = 0;
   /** Chunks whose vectors the output folder already held (same model and text): not sent. */
   chunksReused = 0;
+  /** Chunks whose text another chunk of this run had (duplicates): embedded once, written for each. */
+  chunksDeduplicated = 0;
+  /** Estimated tokens of the chunks reused or deduplicated: what was not paid for again. */
+  tokensReused = 0;
   rowsWritten = 0;
   /** Chunks that could not be embedded (_failures.jsonl). */
   chunkFailures = 0;

@@ -24,6 +24,7 @@ export {
   MANIFEST_FILE,
   type Manifest,
   type ManifestCounts,
+  type ManifestDataset,
   type ManifestGateway,
   type ManifestInput,
   type ManifestV1,

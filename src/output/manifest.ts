@@ -78,6 +78,24 @@ export interface ManifestGateway {
   readonly emulator: boolean;
 }
 
+export interface ManifestDataset {
+  /** `v000003`: the folder in `<out>.versions/`. */
+  readonly version: string;
+  /** The version it replaced, when there was one. */
+  readonly replaces?: string | undefined;
+  /** Documents against the replaced version (same model); absent for the first version or a new model. */
+  readonly documents?:
+    | {
+        readonly added: number;
+        readonly changed: number;
+        readonly unchanged: number;
+        readonly deleted: number;
+      }
+    | undefined;
+  /** Chunks of the runs that built this version: sent to the gateway, or reused by content hash. */
+  readonly chunks: { readonly sent: number; readonly reused: number; readonly deduplicated: number };
+}
+
 export interface ManifestCounts {
   readonly documents: number;
   readonly chunks: number;
@@ -110,6 +128,8 @@ export interface Manifest {
    */
   readonly plan: Readonly<Record<string, unknown>>;
   readonly counts: ManifestCounts;
+  /** This version among the dataset's versions, and what changed since the one it replaced. */
+  readonly dataset?: ManifestDataset | undefined;
   /** Data files of the dataset, relative to the output folder, sorted. */
   readonly files: readonly string[];
 }
@@ -155,6 +175,14 @@ const manifestSchema = z.object({
   }),
   gateway: z.object({ baseUrl: z.string(), emulator: z.boolean() }),
   counts: z.object({ ...counts, costUsd: usdString }),
+  dataset: z
+    .object({
+      version: z.string(),
+      replaces: z.string().optional(),
+      documents: z.object({ added: count, changed: count, unchanged: count, deleted: count }).optional(),
+      chunks: z.object({ sent: count, reused: count, deduplicated: count }),
+    })
+    .optional(),
 }) satisfies z.ZodType<Manifest>;
 
 const manifestV1Schema = z.object({

@@ -4,12 +4,10 @@
  * them instead of paying for the same text again. Only the hash column is read up front; a file's
  * vectors are read when one of its rows is reused, and the last few files are kept.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type FixedSizeList, type Float32, tableFromIPC } from 'apache-arrow';
-import * as pw from 'parquet-wasm';
-import { OutputError } from '../errors.js';
-import { messageOf } from './fs-errors.js';
+import type { FixedSizeList, Float32 } from 'apache-arrow';
+import { readColumns } from './columns.js';
+import type { OutputFormat } from './part-file.js';
 import { HASH_COLUMN } from './table.js';
 
 /** Files whose vectors are kept in memory at once. */
@@ -22,18 +20,27 @@ interface Location {
 
 export class VectorIndex {
   readonly #dir: string;
-  readonly #files: readonly string[];
+  readonly #files: string[];
+  readonly #format: OutputFormat;
+  /** Files indexed by build(); later ones were added by addFile (rows this run wrote). */
+  readonly #built: number;
   readonly #rows = new Map<string, Location>();
   readonly #cache = new Map<number, { vectors: Float32Array; dims: number }>();
 
-  private constructor(dir: string, files: readonly string[]) {
+  private constructor(dir: string, files: readonly string[], format: OutputFormat) {
     this.#dir = dir;
-    this.#files = files;
+    this.#format = format;
+    this.#files = [...files];
+    this.#built = files.length;
   }
 
-  /** The index over `files` (Parquet files of the folder `dir`). */
-  static async build(dir: string, files: readonly string[]): Promise<VectorIndex> {
-    const index = new VectorIndex(dir, files);
+  /** The index over `files` (data files of the folder `dir`). */
+  static async build(
+    dir: string,
+    files: readonly string[],
+    format: OutputFormat = 'parquet',
+  ): Promise<VectorIndex> {
+    const index = new VectorIndex(dir, files, format);
     for (const [file, name] of files.entries()) {
       const table = await index.#read(name, HASH_COLUMN);
       const hashes = table.getChild(HASH_COLUMN);
@@ -44,6 +51,24 @@ export class VectorIndex {
       }
     }
     return index;
+  }
+
+  /**
+   * Indexes rows written since the index was built: `hashes[i]` is row i of `file` (a data file of
+   * the same folder). A hash already indexed keeps its first location.
+   */
+  addFile(file: string, hashes: readonly string[]): void {
+    const index = this.#files.push(file) - 1;
+    hashes.forEach((hash, row) => {
+      if (!this.#rows.has(hash)) this.#rows.set(hash, { file: index, row });
+    });
+  }
+
+  /** Whether the hash's vector was in the files the index was built from, or added since. */
+  origin(hash: string): 'dataset' | 'run' | undefined {
+    const location = this.#rows.get(hash);
+    if (!location) return undefined;
+    return location.file < this.#built ? 'dataset' : 'run';
   }
 
   get size(): number {
@@ -80,13 +105,7 @@ export class VectorIndex {
     return vectors.slice(location.row * dims, (location.row + 1) * dims);
   }
 
-  async #read(name: string, column: string) {
-    const path = join(this.#dir, name);
-    try {
-      const wasm = pw.readParquet(await readFile(path), { columns: [column] });
-      return tableFromIPC(wasm.intoIPCStream());
-    } catch (error) {
-      throw new OutputError(`cannot read ${column} from ${path}: ${messageOf(error)}`, { cause: error });
-    }
+  #read(name: string, column: string) {
+    return readColumns(join(this.#dir, name), this.#format, [column]);
   }
 }

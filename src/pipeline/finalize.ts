@@ -1,12 +1,24 @@
 /**
- * Finalizing a complete run's dataset: per-batch part files and any data file that holds rows the
- * run no longer wants are compacted into large data files, in plan order, and the manifest lists
- * the dataset's files. Rows dropped on the way: the old chunks of a document another batch
- * re-planned, and, inside a data file of an earlier run, the rows of batches this run did not plan
- * (a corpus that changed since).
+ * `finalize`: a run's version becomes the dataset. Once every planned batch is committed, per-batch
+ * part files and any data file that holds rows the plan no longer wants are compacted into large
+ * data files, in plan order; the manifest lists the version's files and is written last; the
+ * dataset's link switches to the version; old versions are pruned. Rows dropped on the way: the old
+ * chunks of a document another batch re-planned, and, inside a data file linked from the previous
+ * version, the rows of batches this plan does not have (documents changed or deleted since).
  */
-import type { Chunk } from '../domain.js';
-import { compactParts, type DatasetWriter } from '../output/index.js';
+import type { Chunk, ChunkFailure } from '../domain.js';
+import type { Logger } from '../observability/logger.js';
+import { type DocumentChanges, documentChanges } from '../output/document-changes.js';
+import {
+  compactParts,
+  type DatasetWriter,
+  FAILURES_FILE,
+  type Manifest,
+  type ManifestDataset,
+  sideFile,
+  writeManifest,
+} from '../output/index.js';
+import type { VersionedDataset } from '../output/versions.js';
 
 /** Rows of data files that this run kept (batches it planned and found committed there). */
 export class RetainedRows {
@@ -90,4 +102,83 @@ export async function compactDataset(input: FinalizeInput): Promise<{ files: str
   let rows = 0;
   for (const file of files) rows += await writer.rowCount(file);
   return { files, rows };
+}
+
+export interface FinalizeVersionInput {
+  readonly dataset: VersionedDataset;
+  readonly version: string;
+  readonly model: string;
+  readonly writer: DatasetWriter;
+  /** The version readers see now (the one this run replaces), when there is one. */
+  readonly current?: {
+    readonly name: string;
+    readonly dir: string;
+    readonly model: string;
+    readonly files: readonly string[];
+  };
+  readonly planned: readonly string[];
+  readonly owners: ReadonlyMap<string, string>;
+  readonly retained: RetainedRows;
+  /** Chunks without a vector: failures recorded in committed batches, and the chunks of failed batches. */
+  readonly failures: readonly ChunkFailure[];
+  /** Batches of the plan that have no data (their retries ran out): the version cannot be finished. */
+  readonly missingBatches: number;
+  readonly keepVersions: number;
+  readonly logger: Logger;
+  /** The manifest of the finished version, given its files, rows and dataset section. */
+  readonly manifest: (done: { files: string[]; rows: number; dataset: ManifestDataset }) => Promise<Manifest>;
+  readonly chunks: ManifestDataset['chunks'];
+}
+
+export interface FinalizedVersion {
+  /** True when the dataset now reads this version. */
+  readonly switched: boolean;
+  readonly files: readonly string[];
+  readonly rows: number;
+  readonly changes?: DocumentChanges;
+  readonly pruned: readonly string[];
+}
+
+/**
+ * Writes `_failures.jsonl`; when no batch is missing, compacts, writes the manifest and switches.
+ * Chunks that failed inside committed batches (an input the gateway refuses) do not hold the
+ * switch back: they are listed, and a re-run sends them again; a missing batch does (an outage).
+ */
+export async function finalizeVersion(input: FinalizeVersionInput): Promise<FinalizedVersion> {
+  const { writer, logger } = input;
+  const failuresFile = sideFile(writer.dir, FAILURES_FILE);
+  for (const failure of input.failures) failuresFile.add(failure);
+  await failuresFile.close();
+  if (input.missingBatches > 0) return { switched: false, files: [], rows: 0, pruned: [] };
+
+  const removed = await writer.removeStaleParts(new Set(input.planned));
+  if (removed.length > 0) logger.info({ removed: removed.length }, 'removed part files of an earlier plan');
+  const { files, rows } = await compactDataset({
+    writer,
+    planned: input.planned,
+    owners: input.owners,
+    retained: input.retained,
+  });
+  const current = input.current;
+  const changes =
+    current && current.model === input.model
+      ? await documentChanges(
+          { dir: current.dir, files: current.files, format: writer.format },
+          { dir: writer.dir, files, format: writer.format },
+        )
+      : undefined;
+  const dataset: ManifestDataset = {
+    version: input.version,
+    ...(current ? { replaces: current.name } : {}),
+    ...(changes ? { documents: changes } : {}),
+    chunks: input.chunks,
+  };
+  await writeManifest(writer.dir, await input.manifest({ files, rows, dataset }));
+  await input.dataset.switchTo(input.version);
+  const pruned = await input.dataset.prune(input.keepVersions);
+  logger.info(
+    { version: input.version, replaces: current?.name, pruned },
+    'switched the dataset to the new version',
+  );
+  return { switched: true, files, rows, ...(changes ? { changes } : {}), pruned };
 }

@@ -1,9 +1,17 @@
 /** What a run reports at its end: printed for people, or as JSON with `--json`. */
 import type { RunSettings } from '../config/settings.js';
 import type { RunStats } from '../observability/stats.js';
+import type { DocumentChanges } from '../output/document-changes.js';
 
 export interface RunSummary {
-  readonly status: 'done' | 'incomplete' | 'dry-run';
+  /**
+   * done: the dataset reads this run's version; incomplete: batches or chunks failed (a re-run
+   * retries them); stopped: interrupted, out of credits, over --max-cost… (`stop` says which; a
+   * re-run resumes); dry-run: nothing was sent.
+   */
+  readonly status: 'done' | 'incomplete' | 'stopped' | 'dry-run';
+  /** Why a stopped run stopped: its exit code and message. */
+  readonly stop?: { readonly exitCode: number; readonly message: string };
   readonly model: string;
   readonly dims?: number;
   readonly outDir: string;
@@ -19,8 +27,25 @@ export interface RunSummary {
   };
   /** Rows in the dataset (this run's and earlier runs'). */
   readonly rows: number;
-  /** Chunks whose vectors the output folder already held (same model and text): not sent again. */
+  /** Chunks whose vectors the dataset already held (same model and text): not sent again. */
   readonly reused: number;
+  /** Chunks whose text another chunk of this run had: embedded once, written for each. */
+  readonly deduplicated: number;
+  /** Estimated tokens and USD of the reused and deduplicated chunks: what was not paid again. */
+  readonly saved: { readonly tokens: number; readonly cost: number };
+  /** The dataset version this run built (`v000003`), and whether the dataset now reads it. */
+  readonly version?: {
+    readonly name: string;
+    /** Its folder: where its side files (`_rejects.jsonl`, `_failures.jsonl`) are. */
+    readonly dir: string;
+    readonly current: boolean;
+    readonly replaces?: string;
+    readonly pruned?: readonly string[];
+  };
+  /** Documents against the version this run replaced (same model). */
+  readonly changes?: DocumentChanges;
+  /** A run stopped by --max-cost: what is left to embed (a dry run's count of what a re-run would send). */
+  readonly remaining?: WorkToSend;
   /** Chunks that could not be embedded (_failures.jsonl). */
   readonly failures: number;
   /** This run's requests and retries. */
@@ -74,10 +99,16 @@ export function summarize(
     dims?: number;
     sizing?: SizingSummary;
     toSend?: WorkToSend;
+    pricePerToken?: number;
+    version?: RunSummary['version'];
+    changes?: DocumentChanges;
+    stop?: RunSummary['stop'];
+    remaining?: WorkToSend;
   },
 ): RunSummary {
   return {
     status,
+    ...(outcome.stop ? { stop: outcome.stop } : {}),
     model: settings.model,
     ...(outcome.dims ? { dims: outcome.dims } : {}),
     outDir: settings.outDir,
@@ -93,6 +124,11 @@ export function summarize(
     },
     rows: outcome.rows,
     reused: stats.chunksReused,
+    deduplicated: stats.chunksDeduplicated,
+    saved: { tokens: stats.tokensReused, cost: stats.tokensReused * (outcome.pricePerToken ?? 0) },
+    ...(outcome.version ? { version: outcome.version } : {}),
+    ...(outcome.changes ? { changes: outcome.changes } : {}),
+    ...(outcome.remaining ? { remaining: outcome.remaining } : {}),
     failures: outcome.failures,
     requests: stats.requests,
     retries: stats.retries,

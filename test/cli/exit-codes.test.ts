@@ -172,7 +172,8 @@ describe('an input whose every row is rejected', () => {
     const line = oneLine(r.stderr);
     expect(r.code, line).toBe(ExitCode.usage);
     expect(line).toMatch(/nothing embedded: all 2 input rows .* were rejected/);
-    expect(line).toContain(join(out, REJECTS_FILE));
+    // No version became current: the rejects are in the version the run built.
+    expect(line).toContain(join(`${out}.versions`, 'v000001', REJECTS_FILE));
     expect(r.stdout).toMatch(/rejected 2/);
 
     const dry = await runCli([
@@ -257,8 +258,6 @@ describe('--dry-run on an output folder', () => {
     expect(after.batches.resumed).toBe(after.batches.planned);
     expect(after.chunks).toBe(before.chunks); // the totals are still there
     const human = await runCli([...args, '--dry-run']);
-    expect(human.stdout).toMatch(
-      /already holds all \d+ planned batches: a re-run would send nothing \(\$0\)/,
-    );
+    expect(human.stdout).toMatch(/already holds every chunk: a re-run would send nothing \(\$0\)/);
   });
 });

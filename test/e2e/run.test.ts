@@ -179,7 +179,9 @@ describe('embedpipe run', () => {
       expect(line).toMatch(/credits exhausted/);
       expect(line).toContain(`resume with: embedpipe ${args.join(' ')}`);
       expect(stopped.stderr).not.toContain(key);
-      const partial = await readDataset(out);
+      // Readers see no dataset yet; the version being built holds what was paid for.
+      await expect(readdir(out)).rejects.toThrow();
+      const partial = await readDataset(join(`${out}.versions`, 'v000001'));
       expect(partial.length).toBeGreaterThan(0);
 
       limited.reset({ keys: [{ key, credits: 100 }] });
@@ -319,16 +321,19 @@ describe('embedpipe run', () => {
       const args = smallBatchRun(out);
       const envSlow = { EMBEDPIPE_BASE_URL: slow.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY };
       const first = spawnCli(args, envSlow);
-      while ((await readdir(out).catch(() => [])).filter((f) => f.endsWith('.parquet')).length < 3) {
+      const version = join(`${out}.versions`, 'v000001');
+      while ((await readdir(version).catch(() => [])).filter((f) => f.endsWith('.parquet')).length < 3) {
         await new Promise((r) => setTimeout(r, 20));
       }
       first.kill('SIGINT');
       const stopped = await first.result;
       expect(stopped.code).toBe(130);
       expect(stopped.stderr).toMatch(/interrupted.*re-run the same command to resume/);
-      // Every request the run sent was answered and kept: nothing paid for is lost.
-      // (The first run also sent its calibration probes; the re-run reuses that calibration.)
-      const kept = (await readDataset(out)).length;
+      // Readers still see no dataset; every request the run sent was answered and kept in the
+      // version it was building (the first run also sent its calibration probes; the re-run reuses
+      // that calibration).
+      await expect(readdir(out)).rejects.toThrow();
+      const kept = (await readDataset(version)).length;
       expect(slow.stats.inputs).toBe(kept + CALIBRATION_PROBES);
       const second = await runCli(args, envSlow);
       expect(second.code, second.stderr).toBe(0);

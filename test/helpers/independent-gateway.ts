@@ -47,12 +47,15 @@ export interface IndependentGateway {
   stats: { embeddingCalls: number; faults: number; retryAfterViolations: number; tooLong: number };
   /** When each violation arrived: ms after the 429 went out, and ms before the instant it named. */
   violations: Array<{ afterIssue: number; beforeOpen: number }>;
+  /** Every input the server embedded and answered (200 with data), in order of arrival. */
+  embedded: string[];
   close(): Promise<void>;
 }
 
 export async function startIndependentGateway(): Promise<IndependentGateway> {
   const stats = { embeddingCalls: 0, faults: 0, retryAfterViolations: 0, tooLong: 0 };
   const violations: Array<{ afterIssue: number; beforeOpen: number }> = [];
+  const embedded: string[] = [];
   let notBefore = 0;
   let issuedAt = 0;
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -121,6 +124,7 @@ export async function startIndependentGateway(): Promise<IndependentGateway> {
     }));
     data.reverse(); // out of order on purpose: clients must place by index
     const prompt = tokens.reduce((a, b) => a + b, 0);
+    embedded.push(...(inputs as string[]));
     return send(res, 200, {
       object: 'list',
       data,
@@ -138,6 +142,7 @@ export async function startIndependentGateway(): Promise<IndependentGateway> {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     stats,
     violations,
+    embedded,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

@@ -134,16 +134,19 @@ describe('faults and re-runs', () => {
     const out = join(root, 'leftovers');
     refuse = [];
     await run(out);
-    // As if killed before the end: no manifest (whatever its name).
-    for (const name of await readdir(out)) if (/manifest\.json$/.test(name)) await rm(join(out, name));
-    const before = (await readdir(out)).filter((n) => n.endsWith('.parquet')).sort();
+    // As if killed before the end: the version has no manifest, and the dataset no link to it.
+    const version = join(`${out}.versions`, 'v000001');
+    await rm(out);
+    for (const name of await readdir(version))
+      if (/manifest\.json$/.test(name)) await rm(join(version, name));
+    const before = (await readdir(version)).filter((n) => n.endsWith('.parquet')).sort();
     expect(before.length).toBeGreaterThan(0);
 
     const other = run(out, { model: 'emu/embed-large' });
     await expect(other).rejects.toThrow(UsageError);
     await expect(run(out, { model: 'emu/embed-large' })).rejects.toThrow(/emu\/embed-small.*--force/s);
     await expect(run(out, { maxInputs: 3 })).rejects.toThrow(/other plan parameters.*--force/s);
-    expect((await readdir(out)).filter((n) => n.endsWith('.parquet')).sort()).toEqual(before);
+    expect((await readdir(version)).filter((n) => n.endsWith('.parquet')).sort()).toEqual(before);
 
     const forced = await run(out, { maxInputs: 3, force: true });
     expect(forced.status).toBe('done');
@@ -154,15 +157,19 @@ describe('faults and re-runs', () => {
     const out = join(root, 'temps');
     refuse = [];
     await run(out);
-    const old = join(out, '.data-00009-abc.parquet.tmp-4242-1f');
-    const fresh = join(out, '.data-00010-abc.parquet.tmp-4242-20');
-    const other = join(out, '.notes.txt');
+    // Temp files are left in the version a killed run was building: make the version unfinished.
+    const version = join(`${out}.versions`, 'v000001');
+    await rm(out);
+    await rm(join(version, '_manifest.json'));
+    const old = join(version, '.data-00009-abc.parquet.tmp-4242-1f');
+    const fresh = join(version, '.data-00010-abc.parquet.tmp-4242-20');
+    const other = join(version, '.notes.txt');
     for (const path of [old, fresh, other]) await writeFile(path, 'x');
     const longAgo = new Date(Date.now() - 3_600_000);
     await utimes(old, longAgo, longAgo);
     await utimes(other, longAgo, longAgo);
     await run(out);
-    const names = await readdir(out);
+    const names = await readdir(version);
     expect(names).not.toContain('.data-00009-abc.parquet.tmp-4242-1f');
     expect(names).toContain('.data-00010-abc.parquet.tmp-4242-20');
     expect(names).toContain('.notes.txt');

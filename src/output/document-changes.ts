@@ -1,0 +1,59 @@
+/**
+ * What changed between two versions of a dataset, by document: a document is unchanged when its
+ * rows hold the same chunk hashes in the same order (same model, same text, same chunking).
+ */
+import { join } from 'node:path';
+import { readColumns } from './columns.js';
+import type { OutputFormat } from './part-file.js';
+import { HASH_COLUMN } from './table.js';
+
+export interface DocumentChanges {
+  readonly added: number;
+  readonly changed: number;
+  readonly unchanged: number;
+  readonly deleted: number;
+}
+
+export interface VersionFiles {
+  readonly dir: string;
+  readonly files: readonly string[];
+  readonly format: OutputFormat;
+}
+
+export async function documentChanges(before: VersionFiles, after: VersionFiles): Promise<DocumentChanges> {
+  const old = await documentDigests(before);
+  const now = await documentDigests(after);
+  let added = 0;
+  let changed = 0;
+  let unchanged = 0;
+  for (const [id, digest] of now) {
+    const was = old.get(id);
+    if (was === undefined) added += 1;
+    else if (was === digest) unchanged += 1;
+    else changed += 1;
+  }
+  let deleted = 0;
+  for (const id of old.keys()) if (!now.has(id)) deleted += 1;
+  return { added, changed, unchanged, deleted };
+}
+
+/** Document id → its chunk hashes in chunk order, joined. */
+async function documentDigests({ dir, files, format }: VersionFiles): Promise<Map<string, string>> {
+  const chunks = new Map<string, string[]>();
+  for (const file of files) {
+    const table = await readColumns(join(dir, file), format, ['id', 'chunk_index', HASH_COLUMN]);
+    const ids = table.getChild('id');
+    const indexes = table.getChild('chunk_index');
+    const hashes = table.getChild(HASH_COLUMN);
+    if (!ids || !indexes || !hashes) continue;
+    for (let row = 0; row < table.numRows; row++) {
+      const id = String(ids.get(row));
+      const list = chunks.get(id) ?? [];
+      list[Number(indexes.get(row))] = String(hashes.get(row));
+      chunks.set(id, list);
+    }
+  }
+  const digests = new Map<string, string>();
+  for (const [id, list] of chunks) digests.set(id, list.join(','));
+  return digests;
+}

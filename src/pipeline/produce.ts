@@ -1,0 +1,72 @@
+/**
+ * `produce`: corpus → chunks → batches, less what the dataset version already holds. Shared by
+ * `run` (into the in-process queue) and `enqueue` (into BullMQ).
+ *
+ * A planned batch that is committed is skipped and its record counted; if that record lists chunk
+ * failures, exactly those chunks are produced again as its repair batch (and a committed repair
+ * with failures gets one in turn).
+ */
+import type { RunSettings } from '../config/settings.js';
+import type { Batch, Reject } from '../domain.js';
+import type { RunStats } from '../observability/stats.js';
+import { type BatchRecord, type DatasetTally, repairBatchOf } from './batch-record.js';
+import type { RetainedRows } from './finalize.js';
+import { plannedBatches, type RunPlan } from './plan.js';
+import type { RunSizing } from './sizing.js';
+
+export interface ProduceInput {
+  readonly settings: RunSettings;
+  readonly plan: RunPlan;
+  readonly sizing: RunSizing;
+  readonly stats: RunStats;
+  /** Batches the version holds, with their records. */
+  readonly committed: ReadonlyMap<string, BatchRecord | undefined>;
+  readonly fileOf: ReadonlyMap<string, string>;
+  readonly onReject: (reject: Reject) => void;
+}
+
+/** What producing found out along the way, for finalize. */
+export class ProducedPlan {
+  /** Every batch id of the plan (repairs included), in plan order. */
+  readonly planned = new Set<string>();
+  /** Rows of data files that the plan keeps (committed batches found there). */
+  constructor(
+    readonly tally: DatasetTally,
+    readonly retained: RetainedRows,
+  ) {}
+}
+
+/** Yields the batches to embed; `into` collects the plan. */
+export async function* produce(input: ProduceInput, into: ProducedPlan): AsyncGenerator<Batch> {
+  const { settings, plan, sizing, stats, committed, fileOf } = input;
+  for await (const batch of plannedBatches(settings, plan, sizing, stats, input.onReject)) {
+    stats.batchesPlanned += 1;
+    into.planned.add(batch.batchId);
+    let current: Batch | undefined = batch;
+    while (current !== undefined && committed.has(current.batchId)) {
+      stats.batchesSkipped += 1;
+      const record = committed.get(current.batchId);
+      const file = fileOf.get(current.batchId)!;
+      if (!file.startsWith('part-')) into.retained.add(file, current.chunks);
+      const repair: ReturnType<typeof repairBatchOf> = record ? repairBatchOf(current, record) : undefined;
+      if (record) {
+        into.tally.add(
+          repair ? { ...record, failures: record.failures.filter((f) => !repair.repaired.has(f)) } : record,
+        );
+      }
+      if (!repair) {
+        sizing.release(current.chunks);
+        current = undefined;
+        break;
+      }
+      const again = new Set(repair.repair.chunks);
+      sizing.release(current.chunks.filter((chunk) => !again.has(chunk)));
+      const next: Batch = repair.repair;
+      into.planned.add(next.batchId);
+      if (!committed.has(next.batchId)) stats.batchesPlanned += 1;
+      current = next;
+    }
+    if (current !== undefined) yield current;
+  }
+  stats.planningDone = true;
+}

@@ -1,0 +1,152 @@
+/**
+ * Embedding a batch without paying twice for the same text. A chunk's vector is taken, in order:
+ * from the dataset (a row of the version being built, linked from the current version or
+ * committed earlier in this run), from a request of this run still in flight for the same text,
+ * or from an earlier chunk of the same batch; only texts none of these holds are sent. Keyed by
+ * `content_hash` (model + exact text), so reuse never crosses models.
+ */
+import type { Batch, Chunk, EmbeddedBatch } from '../domain.js';
+import type { GatewayEmbedder } from '../embedding/gateway-embedder.js';
+import type { RunStats } from '../observability/stats.js';
+import type { VectorIndex } from '../output/vector-index.js';
+import type { RunSizing } from './sizing.js';
+
+export interface ReuseOptions {
+  readonly embedder: Pick<GatewayEmbedder, 'embedBatch' | 'nothingSent'>;
+  readonly sizing: Pick<RunSizing, 'isStale'>;
+  readonly stats: RunStats;
+  /** The dataset's vectors by hash; built on first use. */
+  readonly index: () => Promise<VectorIndex>;
+}
+
+export class ReusingEmbedder {
+  readonly #options: ReuseOptions;
+  /** Texts sent by this run and not committed yet: hash → the vector, once the answer is in. */
+  readonly #inFlight = new Map<string, Promise<Float32Array | undefined>>();
+
+  constructor(options: ReuseOptions) {
+    this.#options = options;
+  }
+
+  async embed(batch: Batch, signal: AbortSignal): Promise<EmbeddedBatch> {
+    const { embedder, sizing, stats } = this.#options;
+    const index = await this.#options.index();
+    const vectors = new Map<Chunk, Float32Array>();
+    const waiting = new Map<Chunk, Promise<Float32Array | undefined>>();
+    const sameBatch = new Map<Chunk, Chunk>();
+    const firstOf = new Map<string, Chunk>();
+    let toSend: Chunk[] = [];
+    for (const chunk of batch.chunks) {
+      // A chunk another batch re-planned is sent as planned and dropped at commit (see RunSizing).
+      const stale = sizing.isStale(chunk, batch.batchId);
+      const stored = !stale && index.has(chunk.hash) ? await index.vector(chunk.hash) : undefined;
+      if (stored) {
+        vectors.set(chunk, stored);
+        if (index.origin(chunk.hash) === 'run') stats.chunksDeduplicated += 1;
+        else stats.chunksReused += 1;
+        stats.tokensReused += chunk.tokens;
+        continue;
+      }
+      const pending = stale ? undefined : this.#inFlight.get(chunk.hash);
+      const first = stale ? undefined : firstOf.get(chunk.hash);
+      if (pending) waiting.set(chunk, pending);
+      else if (first) sameBatch.set(chunk, first);
+      else {
+        if (!stale) firstOf.set(chunk.hash, chunk);
+        toSend.push(chunk);
+      }
+    }
+
+    const answers = new Map<string, (vector: Float32Array | undefined) => void>();
+    for (const chunk of firstOf.values()) {
+      this.#inFlight.set(chunk.hash, new Promise((resolve) => answers.set(chunk.hash, resolve)));
+    }
+    let sent: EmbeddedBatch;
+    try {
+      sent =
+        toSend.length > 0
+          ? await embedder.embedBatch({ ...batch, chunks: toSend }, signal)
+          : embedder.nothingSent(batch);
+    } catch (error) {
+      // Batches waiting on these texts send them themselves.
+      for (const [hash, answer] of answers) {
+        answer(undefined);
+        this.#inFlight.delete(hash);
+      }
+      throw error;
+    }
+    const answered = new Map<Chunk, Float32Array>();
+    for (const [i, chunk] of sent.chunks.entries()) answered.set(chunk, sent.vectors[i]!);
+    for (const [hash, chunk] of firstOf) {
+      const vector = answered.get(chunk);
+      answers.get(hash)?.(vector);
+      // A text the request did not embed (its document re-planned, its input failed) is not in flight.
+      if (!vector) this.#inFlight.delete(hash);
+    }
+
+    // Copies within the batch, and texts other batches had in flight.
+    toSend = [];
+    for (const [chunk, first] of sameBatch) {
+      const vector = answered.get(first);
+      if (vector) this.#shared(chunk, vector, vectors);
+      else toSend.push(chunk);
+    }
+    for (const [chunk, pending] of waiting) {
+      const vector = await pending;
+      if (vector) this.#shared(chunk, vector, vectors);
+      else toSend.push(chunk);
+    }
+    if (toSend.length > 0)
+      sent = merge(sent, await embedder.embedBatch({ ...batch, chunks: toSend }, signal));
+    for (const [i, chunk] of sent.chunks.entries()) answered.set(chunk, sent.vectors[i]!);
+
+    // Rows in batch order; chunks of documents the requests re-planned (new chunk objects) after.
+    const replanned = new Set(sent.replanned);
+    const chunks: Chunk[] = [];
+    const out: Float32Array[] = [];
+    for (const chunk of batch.chunks) {
+      if (replanned.has(chunk.documentId)) continue;
+      const vector = vectors.get(chunk) ?? answered.get(chunk);
+      if (!vector) continue;
+      chunks.push(chunk);
+      out.push(vector);
+    }
+    const planned = new Set(batch.chunks);
+    for (const [i, chunk] of sent.chunks.entries()) {
+      if (planned.has(chunk)) continue;
+      chunks.push(chunk);
+      out.push(sent.vectors[i]!);
+    }
+    return { ...sent, batchId: batch.batchId, chunks, vectors: out };
+  }
+
+  /** Rows committed to `file` (hashes in row order): from now on their vectors come from the file. */
+  committed(file: string, hashes: readonly string[], index: VectorIndex): void {
+    index.addFile(file, hashes);
+    for (const hash of hashes) this.#inFlight.delete(hash);
+  }
+
+  #shared(chunk: Chunk, vector: Float32Array, into: Map<Chunk, Float32Array>): void {
+    into.set(chunk, vector);
+    this.#options.stats.chunksDeduplicated += 1;
+    this.#options.stats.tokensReused += chunk.tokens;
+  }
+}
+
+/** Two answers for one batch as one: rows, failures and accounting added up. */
+function merge(a: EmbeddedBatch, b: EmbeddedBatch): EmbeddedBatch {
+  return {
+    ...a,
+    chunks: [...a.chunks, ...b.chunks],
+    vectors: [...a.vectors, ...b.vectors],
+    failures: [...a.failures, ...b.failures],
+    usage: {
+      promptTokens: a.usage.promptTokens + b.usage.promptTokens,
+      cost: a.usage.cost + b.usage.cost,
+      requests: a.usage.requests + b.usage.requests,
+      retries: a.usage.retries + b.usage.retries,
+    },
+    replanned: [...new Set([...a.replanned, ...b.replanned])],
+    ...(b.provider ? { provider: b.provider } : a.provider ? { provider: a.provider } : {}),
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * What a run would send: the corpus planned as a run plans it, less every chunk whose text the
+ * dataset already holds (by content hash, in the current version or an unfinished one) and less
+ * repeated texts. `--dry-run` reports it, and a run stopped by `--max-cost` reports it as what is
+ * left to embed. Calls no embeddings and writes nothing.
+ */
+import { type CalibrationState, TokenCalibration } from '../chunking/index.js';
+import { DEFAULTS } from '../config/defaults.js';
+import type { RunSettings } from '../config/settings.js';
+import type { Reject } from '../domain.js';
+import type { RunStats } from '../observability/stats.js';
+import { DatasetWriter } from '../output/index.js';
+import { VectorIndex } from '../output/vector-index.js';
+import { plannedBatches, type RunPlan } from './plan.js';
+import { RunSizing } from './sizing.js';
+import type { WorkToSend } from './summary.js';
+
+export interface CountInput {
+  readonly settings: RunSettings;
+  readonly plan: RunPlan;
+  readonly calibration: CalibrationState | undefined;
+  /** Version folders whose rows count as embedded. */
+  readonly dirs: readonly string[];
+  /** Counters of the planning (documents, chunks, batches planned and already committed). */
+  readonly stats: RunStats;
+  readonly onReject?: (reject: Reject) => void;
+}
+
+export async function countWorkToSend(input: CountInput): Promise<{ toSend: WorkToSend; sizing: RunSizing }> {
+  const { settings, plan, stats } = input;
+  const sizing = sizingFor(settings, plan, input.calibration);
+  const committed = new Set<string>();
+  const indexes: VectorIndex[] = [];
+  for (const dir of input.dirs) {
+    const writer = new DatasetWriter({ dir, format: settings.outputFormat, metadata: {} });
+    const files = await writer.batchFiles();
+    for (const batchId of files.keys()) committed.add(batchId);
+    indexes.push(await VectorIndex.build(dir, [...new Set(files.values())], settings.outputFormat));
+  }
+  const seen = new Set<string>();
+  const toSend = { batches: 0, chunks: 0, tokens: 0, cost: 0 };
+  for await (const batch of plannedBatches(settings, plan, sizing, stats, input.onReject ?? (() => {}))) {
+    stats.batchesPlanned += 1;
+    if (committed.has(batch.batchId)) stats.batchesSkipped += 1;
+    let sent = 0;
+    for (const chunk of batch.chunks) {
+      if (seen.has(chunk.hash) || indexes.some((index) => index.has(chunk.hash))) continue;
+      seen.add(chunk.hash);
+      sent += 1;
+      toSend.tokens += chunk.tokens;
+    }
+    sizing.release(batch.chunks);
+    if (sent === 0) continue;
+    toSend.batches += 1;
+    toSend.chunks += sent;
+  }
+  stats.planningDone = true;
+  toSend.cost = toSend.tokens * (plan.model.pricing?.promptPerToken ?? 0);
+  return { toSend, sizing };
+}
+
+/** The run's chunk sizing from a dataset's calibration (or the byte bound when it has none). */
+export function sizingFor(
+  settings: RunSettings,
+  plan: RunPlan,
+  state: CalibrationState | undefined,
+): RunSizing {
+  return new RunSizing({
+    model: plan.model.id,
+    calibration: TokenCalibration.restore(state, plan.model.id, plan.budgetTokens),
+    overlapTokens: settings.overlap,
+    contextLength: plan.model.contextLength,
+    margin: DEFAULTS.contextSafetyMargin,
+  });
+}
