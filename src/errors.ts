@@ -19,6 +19,8 @@ export const ExitCode = {
   locked: 8,
   /** `--max-cost` reached: the run stopped before spending more; re-running resumes. */
   budget: 9,
+  /** Redis (distributed mode) cannot be reached. */
+  redis: 10,
   interrupted: 130,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -135,4 +137,9 @@ export class RunStoppedError extends EmbedpipeError {
     super(reason.message, { cause: reason });
     this.exitCode = reason.exitCode;
   }
+}
+
+/** Redis cannot be reached, or refuses what a distributed command needs: exit 10, naming the URL. */
+export class RedisError extends EmbedpipeError {
+  override readonly exitCode: ExitCode = ExitCode.redis;
 }

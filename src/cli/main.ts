@@ -11,11 +11,14 @@ import { TOOL } from '../pipeline/tool.js';
 // Keep every import of this file light (test/cli/startup.test.ts checks).
 import { registerDatasets } from './datasets.js';
 import { registerEmbed } from './embed.js';
+import { registerEnqueue } from './enqueue.js';
 import { registerGateway } from './gateway.js';
 import { registerMembers } from './members.js';
 import { registerModels } from './models.js';
+import { registerQueueAdmin } from './queue-admin.js';
 import { registerRun } from './run.js';
 import { registerTranscribe } from './transcribe.js';
+import { registerWorker } from './worker.js';
 
 function buildProgram(): Command {
   const program = new Command('embedpipe')
@@ -25,6 +28,9 @@ function buildProgram(): Command {
     .exitOverride()
     .configureOutput({ outputError: () => {} });
   registerRun(program);
+  registerEnqueue(program);
+  registerWorker(program);
+  registerQueueAdmin(program);
   registerDatasets(program);
   registerModels(program);
   registerMembers(program);

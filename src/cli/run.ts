@@ -4,10 +4,25 @@ import { integerOption, numberOption } from './options.js';
 import type { RunCommandFlags } from './run-action.js';
 
 export function registerRun(program: Command): void {
-  program
-    .command('run')
-    .description('embed a corpus into a Parquet dataset, in this process')
-    .argument('[job]', 'job file (jobs/*.json); flags override it')
+  addRunOptions(
+    program
+      .command('run')
+      .description('embed a corpus into a Parquet dataset, in this process')
+      .argument('[job]', 'job file (jobs/*.json); flags override it'),
+  )
+    .option('--dry-run', 'plan and count tokens and cost; call no embeddings')
+    .option('--json', 'print the summary as JSON on stdout')
+    .action(async (jobPath: string | undefined, flags: RunCommandFlags) => {
+      // Loaded here, not at the top: the pipeline, emulator, Arrow and Parquet take ~0.5 s to load
+      // and --help or a typo needs none of them.
+      const { runAction } = await import('./run-action.js');
+      await runAction(jobPath, flags);
+    });
+}
+
+/** The options `run` and `enqueue` share: how the corpus is read, planned and sent. */
+export function addRunOptions(command: Command): Command {
+  return command
     .option('--input <path>', 'CSV, JSONL, or a folder of .txt/.md files')
     .option('--format <format>', 'csv | jsonl | text (default: from the extension)')
     .option('--id-field <name>', 'id column or key (default: id)')
@@ -57,13 +72,5 @@ export function registerRun(program: Command): void {
       '--keep-versions <n>',
       'old versions of the dataset kept after the switch to the new one (default: 1)',
       integerOption(0, 1000),
-    )
-    .option('--dry-run', 'plan and count tokens and cost; call no embeddings')
-    .option('--json', 'print the summary as JSON on stdout')
-    .action(async (jobPath: string | undefined, flags: RunCommandFlags) => {
-      // Loaded here, not at the top: the pipeline, emulator, Arrow and Parquet take ~0.5 s to load
-      // and --help or a typo needs none of them.
-      const { runAction } = await import('./run-action.js');
-      await runAction(jobPath, flags);
-    });
+    );
 }

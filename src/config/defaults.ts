@@ -68,6 +68,25 @@ export const DEFAULTS = {
     maxDelayMs: 2_000,
   },
 
+  /** Distributed mode (BullMQ on Redis): `enqueue`, `worker` and the queue commands. */
+  distributed: {
+    queue: 'embedpipe',
+    /** Redis key prefix of the queue and of embedpipe's own keys (BullMQ's `prefix`). */
+    prefix: 'embedpipe',
+    /** The producer waits while more jobs than this wait in the queue: Redis memory stays bounded. */
+    highWater: 64,
+    /** Jobs added per round trip. */
+    addChunk: 32,
+    /** Queue attempts per batch (crashes, long outages); HTTP retries happen inside each attempt. */
+    attempts: 6,
+    /** First queue retry after this long, doubling (30 s, 1 min, 2 min, …). */
+    backoffMs: 30_000,
+    /** A job's lock, renewed by the worker every half of it: a worker killed mid-job frees its jobs within it. */
+    lockDurationMs: 60_000,
+    /** Batches in flight per worker process. */
+    concurrency: 8,
+  },
+
   /**
    * Compaction of part files into large data files. Measured (bench/compact.bench.mjs, 2 cores):
    * DuckDB's full scan was as fast with 8 to 128 MB row groups and 128 MB to 1 GB files, while the

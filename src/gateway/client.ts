@@ -62,6 +62,8 @@ export interface GatewayClientOptions {
   maxRetryAfterMs?: number;
   /** Told each time a response with Retry-After closes (or extends) a key's gate. */
   onRetryAfter?: (event: RetryAfterEvent) => void;
+  /** Told of every exchange that got an answer: its path, status and time to the last body byte (metrics). */
+  onResponse?: (event: { path: string; status: number; seconds: number }) => void;
   /** Attribution headers (spec 5.5). */
   referer?: string;
   serviceTitle?: string;
@@ -164,6 +166,18 @@ class GateCheck extends Decorator {
 const gatedDispatcher = (agent: Agent, gate: RetryAfterGate): Dispatcher =>
   agent.compose((dispatch) => (options, handler) => dispatch(options, new GateCheck(handler, gate)));
 
+/**
+ * What a caller unwilling to wait as long as a closed gate asks is thrown: a retryable 429 carrying
+ * the wait, so the batch is left for a re-run (or, in a worker, for the queue's next attempt).
+ */
+export function retryAfterTooLong(until: number, maxWaitMs: number): RateLimitError {
+  return new RateLimitError({
+    status: 429,
+    gatewayMessage: `the gateway asked this key to wait until ${new Date(until).toISOString()}, longer than --max-retry-after (${Math.round(maxWaitMs / 1000)} s); the batch is left for a re-run`,
+    retryAfterMs: Math.max(0, until - Date.now()),
+  });
+}
+
 export class GatewayClient {
   readonly baseUrl: string;
   readonly timeoutMs: number;
@@ -181,6 +195,7 @@ export class GatewayClient {
   readonly #wire: AdaptiveWindow | undefined;
   readonly #maxRetryAfterMs: number;
   readonly #onRetryAfter: ((event: RetryAfterEvent) => void) | undefined;
+  readonly #onResponse: GatewayClientOptions['onResponse'];
   /** One Retry-After gate per key, checked right before a request goes on the wire. */
   readonly #gates: Readonly<Record<KeyKind, RetryAfterGate>> = {
     api: new RetryAfterGate(),
@@ -203,6 +218,7 @@ export class GatewayClient {
     this.#wire = options.maxInFlight === undefined ? undefined : new AdaptiveWindow(options.maxInFlight);
     this.#maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULTS.retry.maxRetryAfterMs;
     this.#onRetryAfter = options.onRetryAfter;
+    this.#onResponse = options.onResponse;
     this.#agent = new Agent({
       // At least one connection per slot of the window: a request that passed the Retry-After gate
       // must never queue in the pool, where a 429 arriving meanwhile could not hold it back.
@@ -404,6 +420,7 @@ export class GatewayClient {
     const timer = setTimeout(() => controller.abort(DEADLINE), timeoutMs);
     // One shared listener per signal, however many requests are in flight (see onAbort).
     const off = opts.signal ? onAbort(opts.signal, () => controller.abort(opts.signal?.reason)) : undefined;
+    const started = performance.now();
     try {
       const response = await request(`${this.baseUrl}${route.path}`, {
         dispatcher: this.#dispatchers[route.key],
@@ -420,6 +437,11 @@ export class GatewayClient {
       // handed on: nothing more goes out on this key.
       this.#closeGate(route.key, response.statusCode, response.headers);
       const bodyText = await response.body.text();
+      this.#onResponse?.({
+        path: route.path,
+        status: response.statusCode,
+        seconds: (performance.now() - started) / 1000,
+      });
       return { status: response.statusCode, headers: response.headers, bodyText };
     } catch (error) {
       if (opts.signal?.aborted) throw opts.signal.reason;
@@ -442,15 +464,7 @@ export class GatewayClient {
     if (retryAfterMs === undefined) return;
     const gate = this.#gates[key];
     const newWait = gate.openAt <= at;
-    gate.closeFor(
-      retryAfterMs,
-      (until, maxWaitMs) =>
-        new RateLimitError({
-          status: 429,
-          gatewayMessage: `the gateway asked this key to wait until ${new Date(until).toISOString()}, longer than --max-retry-after (${Math.round(maxWaitMs / 1000)} s); the batch is left for a re-run`,
-          retryAfterMs: Math.max(0, until - Date.now()),
-        }),
-    );
+    gate.closeFor(retryAfterMs, retryAfterTooLong);
     this.#onRetryAfter?.({
       status,
       retryAfterMs,

@@ -5,6 +5,7 @@ export {
   type GatewayClientOptions,
   type MembersQuery,
   type RetryAfterEvent,
+  retryAfterTooLong,
   type TranscriptionRequest,
 } from './client.js';
 export {

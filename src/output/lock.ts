@@ -15,6 +15,12 @@ import { messageOf } from './fs-errors.js';
 
 const LOCK = '.lock';
 const HOLDER = '.lock-holder.json';
+/**
+ * A short-lived second lock every taker passes through, so the lock and its holder file change
+ * together: without it, runs taking over from a dead holder at once each remove the lock another
+ * of them has just taken, and several hold it.
+ */
+const GATE = '.lock-gate';
 
 export interface LockOptions {
   /** A lock not refreshed for this long is stale (its holder is gone). */
@@ -47,26 +53,46 @@ export async function lockDataset(root: string, opts: LockOptions = {}): Promise
       retries: 0,
       onCompromised: (error) => opts.onLost?.(error),
     });
-  let release: () => Promise<void>;
+  let leaveGate: () => Promise<void>;
   try {
-    release = await take();
+    leaveGate = await lockfile.lock(join(root, GATE), {
+      lockfilePath: join(root, GATE),
+      realpath: false,
+      stale: staleMs,
+      retries: { retries: 10, minTimeout: 10, maxTimeout: 100 },
+      onCompromised: () => {}, // held for milliseconds; losing it loses nothing
+    });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') {
       throw new OutputError(`cannot lock ${root}: ${messageOf(error)}`, { cause: error });
     }
     const holder = await readHolder(holderPath);
-    if (!holder || isAlive(holder)) throw lockedError(root, holder, staleMs);
-    // The holder's process is gone (killed on this host): its lock is stale now.
-    await rmdir(lockPath).catch(() => {});
+    throw lockedError(root, holder && isAlive(holder) ? holder : undefined, staleMs);
+  }
+  let release: () => Promise<void>;
+  try {
     try {
       release = await take();
-    } catch (again) {
-      if ((again as NodeJS.ErrnoException).code === 'ELOCKED') throw lockedError(root, undefined, staleMs);
-      throw new OutputError(`cannot lock ${root}: ${messageOf(again)}`, { cause: again });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') {
+        throw new OutputError(`cannot lock ${root}: ${messageOf(error)}`, { cause: error });
+      }
+      const holder = await readHolder(holderPath);
+      if (!holder || isAlive(holder)) throw lockedError(root, holder, staleMs);
+      // The holder's process is gone (killed on this host): its lock is stale now.
+      await rmdir(lockPath).catch(() => {});
+      try {
+        release = await take();
+      } catch (again) {
+        if ((again as NodeJS.ErrnoException).code === 'ELOCKED') throw lockedError(root, undefined, staleMs);
+        throw new OutputError(`cannot lock ${root}: ${messageOf(again)}`, { cause: again });
+      }
     }
+    const holder: Holder = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString() };
+    await writeFile(holderPath, `${JSON.stringify(holder)}\n`);
+  } finally {
+    await leaveGate().catch(() => {});
   }
-  const holder: Holder = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString() };
-  await writeFile(holderPath, `${JSON.stringify(holder)}\n`);
   return {
     async release() {
       await rm(holderPath, { force: true });

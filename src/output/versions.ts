@@ -156,10 +156,13 @@ export class VersionedDataset {
       });
       return;
     }
-    if (!names.some(isDatasetFile)) {
+    // Only a folder holding nothing but an earlier embedpipe's files is moved: anything else there
+    // would be deleted with the version one day.
+    const foreign = names.filter((name) => !isDatasetFile(name));
+    if (foreign.length > 0) {
       throw new OutputError(
-        `${this.link} holds files that are not an embedpipe dataset (${names.slice(0, 3).join(', ')}…): ` +
-          'choose another --out',
+        `${this.link} holds files that are not an embedpipe dataset (${foreign.slice(0, 3).join(', ')}` +
+          `${foreign.length > 3 ? ', …' : ''}): choose another --out, or move them away`,
       );
     }
     // A dataset of an earlier embedpipe: it becomes a version (complete if it has its manifest).
@@ -181,7 +184,9 @@ export class VersionedDataset {
     if (unfinished) return { name: unfinished.name, dir: unfinished.dir, created: false, linked: 0 };
     const name = versionName((versions.at(-1)?.number ?? 0) + 1);
     const dir = join(this.root, name);
-    const base = versions.find((v) => v.current);
+    // The current version; when the link is gone (deleted by hand, or a crash before the first
+    // switch), the newest complete version, so its texts are still reused rather than paid again.
+    const base = versions.find((v) => v.current) ?? versions.filter((v) => v.manifest).at(-1);
     const temp = join(this.root, `.${name}.tmp-${process.pid}`);
     await rm(temp, { recursive: true, force: true });
     await mkdir(temp, { recursive: true });
@@ -253,13 +258,19 @@ function versionName(n: number): string {
   return `v${String(n).padStart(6, '0')}`;
 }
 
-/** Files an embedpipe dataset folder holds: data files, and side files named with a leading `_` or `.`. */
+/**
+ * Files an embedpipe dataset folder holds: data files, side files (a leading `_`, or the names
+ * earlier versions used), and temp files (a leading `.`).
+ */
 function isDatasetFile(name: string): boolean {
   return (
     /\.(parquet|arrow)$/.test(name) ||
     name === MANIFEST_FILE ||
     name === LEGACY_MANIFEST_FILE ||
-    name.startsWith('_')
+    name === 'rejects.jsonl' ||
+    name === 'failures.jsonl' ||
+    name.startsWith('_') ||
+    name.startsWith('.')
   );
 }
 

@@ -24,6 +24,16 @@ import type { VersionedDataset } from '../output/versions.js';
 export class RetainedRows {
   readonly #hashes = new Map<string, Set<string>>();
   readonly #documents = new Map<string, Set<string>>();
+  readonly #everything: boolean;
+
+  /**
+   * `everything`: every row of a planned batch is kept (a distributed run's finalize, which did not
+   * see the plan's chunks: batches it did not plan are dropped whole, and old rows of re-planned
+   * documents by their owners).
+   */
+  constructor({ everything = false } = {}) {
+    this.#everything = everything;
+  }
 
   add(file: string, chunks: readonly Chunk[]): void {
     const hashes = this.#hashes.get(file) ?? new Set<string>();
@@ -37,10 +47,12 @@ export class RetainedRows {
   }
 
   has(file: string, hash: string): boolean {
+    if (this.#everything) return true;
     return this.#hashes.get(file)?.has(hash) ?? false;
   }
 
   holdsAny(file: string, documentIds: Iterable<string>): boolean {
+    if (this.#everything) return [...documentIds].length > 0;
     const documents = this.#documents.get(file);
     if (!documents) return false;
     for (const id of documentIds) if (documents.has(id)) return true;

@@ -36,31 +36,45 @@ export class ReusingEmbedder {
     const sameBatch = new Map<Chunk, Chunk>();
     const firstOf = new Map<string, Chunk>();
     let toSend: Chunk[] = [];
-    for (const chunk of batch.chunks) {
-      // A chunk another batch re-planned is sent as planned and dropped at commit (see RunSizing).
-      const stale = sizing.isStale(chunk, batch.batchId);
-      const stored = !stale && index.has(chunk.hash) ? await index.vector(chunk.hash) : undefined;
-      if (stored) {
-        vectors.set(chunk, stored);
-        if (index.origin(chunk.hash) === 'run') stats.chunksDeduplicated += 1;
-        else stats.chunksReused += 1;
-        stats.tokensReused += chunk.tokens;
-        continue;
+    const answers = new Map<string, (vector: Float32Array | undefined) => void>();
+    // Batches waiting on this batch's texts send them themselves.
+    const giveUp = () => {
+      for (const [hash, answer] of answers) {
+        answer(undefined);
+        this.#inFlight.delete(hash);
       }
-      const pending = stale ? undefined : this.#inFlight.get(chunk.hash);
-      const first = stale ? undefined : firstOf.get(chunk.hash);
-      if (pending) waiting.set(chunk, pending);
-      else if (first) sameBatch.set(chunk, first);
-      else {
-        if (!stale) firstOf.set(chunk.hash, chunk);
-        toSend.push(chunk);
+    };
+    try {
+      for (const chunk of batch.chunks) {
+        // A chunk another batch re-planned is sent as planned and dropped at commit (see RunSizing).
+        const stale = sizing.isStale(chunk, batch.batchId);
+        const stored = !stale && index.has(chunk.hash) ? await index.vector(chunk.hash) : undefined;
+        if (stored) {
+          vectors.set(chunk, stored);
+          if (index.origin(chunk.hash) === 'run') stats.chunksDeduplicated += 1;
+          else stats.chunksReused += 1;
+          stats.tokensReused += chunk.tokens;
+          continue;
+        }
+        const first = stale ? undefined : firstOf.get(chunk.hash);
+        const pending = stale || first ? undefined : this.#inFlight.get(chunk.hash);
+        if (first) sameBatch.set(chunk, first);
+        else if (pending) waiting.set(chunk, pending);
+        else {
+          if (!stale) {
+            firstOf.set(chunk.hash, chunk);
+            // In flight from here on, before this loop awaits a stored vector: a batch planned
+            // meanwhile waits for this answer instead of sending the text too.
+            this.#inFlight.set(chunk.hash, new Promise((resolve) => answers.set(chunk.hash, resolve)));
+          }
+          toSend.push(chunk);
+        }
       }
+    } catch (error) {
+      giveUp();
+      throw error;
     }
 
-    const answers = new Map<string, (vector: Float32Array | undefined) => void>();
-    for (const chunk of firstOf.values()) {
-      this.#inFlight.set(chunk.hash, new Promise((resolve) => answers.set(chunk.hash, resolve)));
-    }
     let sent: EmbeddedBatch;
     try {
       sent =
@@ -68,11 +82,7 @@ export class ReusingEmbedder {
           ? await embedder.embedBatch({ ...batch, chunks: toSend }, signal)
           : embedder.nothingSent(batch);
     } catch (error) {
-      // Batches waiting on these texts send them themselves.
-      for (const [hash, answer] of answers) {
-        answer(undefined);
-        this.#inFlight.delete(hash);
-      }
+      giveUp();
       throw error;
     }
     const answered = new Map<Chunk, Float32Array>();

@@ -11,7 +11,6 @@
 import { CLASSES } from '../chunking/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { checkGatewayTransport, type RunSettings } from '../config/settings.js';
-import { isTextFileName } from '../corpus/text-folder.js';
 import type { Batch, ChunkFailure, EmbeddedBatch } from '../domain.js';
 import { CostBudget } from '../embedding/cost-budget.js';
 import { EncodingPolicy } from '../embedding/encoding-policy.js';
@@ -21,14 +20,7 @@ import { EmbedpipeError, OutputLockedError, RunStoppedError } from '../errors.js
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import { RunStats } from '../observability/stats.js';
-import {
-  digestInput,
-  formatUsd,
-  type Manifest,
-  REJECTS_FILE,
-  redactBaseUrl,
-  sideFile,
-} from '../output/index.js';
+import { REJECTS_FILE, sideFile } from '../output/index.js';
 import { VectorIndex } from '../output/vector-index.js';
 import { VersionedDataset } from '../output/versions.js';
 import { InProcessQueue } from '../queue/in-process-queue.js';
@@ -36,6 +28,7 @@ import { batchRecordMetadata, batchRecordOf, DatasetTally } from './batch-record
 import { type CalibrationCost, calibrate, readCalibration, writeCalibration } from './calibrate.js';
 import { type FinalizedVersion, finalizeVersion, RetainedRows } from './finalize.js';
 import { GroupCommitter } from './group-committer.js';
+import { manifestOf } from './manifest-of.js';
 import { type OutputSession, openOutput } from './output-session.js';
 import { findModel, makePlan, type RunPlan } from './plan.js';
 import { ProducedPlan, produce } from './produce.js';
@@ -43,7 +36,6 @@ import { ReusingEmbedder } from './reuse.js';
 import type { RunSizing } from './sizing.js';
 import { type RunSummary, type SizingSummary, summarize } from './summary.js';
 import { countWorkToSend, sizingFor } from './to-send.js';
-import { TOOL } from './tool.js';
 
 export type { RunSummary } from './summary.js';
 
@@ -341,35 +333,29 @@ async function embedInto(
             reused: stats.chunksReused,
             deduplicated: stats.chunksDeduplicated,
           },
-          manifest: async ({ files, rows, dataset }): Promise<Manifest> => ({
-            version: 2,
-            tool: TOOL,
-            createdAt: new Date().toISOString(),
-            model,
-            dims:
-              tally.dims ||
-              embedder.dims ||
-              (current?.manifest.model === model ? current.manifest.dims : 0) ||
-              0,
-            format: settings.outputFormat,
-            providers: [...tally.providers].sort(),
-            input: await digestInput(settings.input, { include: isTextFileName }),
-            gateway: { baseUrl: redactBaseUrl(client.baseUrl), emulator: settings.emulator },
-            plan: { ...plan.parameters, sizing: sizingSummary(sizing, calibrationCost) },
-            counts: {
-              documents: stats.documents,
-              chunks: stats.chunks,
-              rows,
-              rejects: stats.rejects,
-              failures: failures.length,
-              tokens: tally.promptTokens,
-              costUsd: formatUsd(tally.cost),
-              requests: tally.requests,
-              retries: tally.retries,
-            },
-            dataset,
-            files,
-          }),
+          manifest: (done) =>
+            manifestOf(
+              {
+                model,
+                dims:
+                  tally.dims ||
+                  embedder.dims ||
+                  (current?.manifest.model === model ? current.manifest.dims : 0) ||
+                  0,
+                format: settings.outputFormat,
+                input: settings.input,
+                gateway: { baseUrl: client.baseUrl, emulator: settings.emulator },
+                plan: { ...plan.parameters, sizing: sizingSummary(sizing, calibrationCost) },
+                counts: {
+                  documents: stats.documents,
+                  chunks: stats.chunks,
+                  rejects: stats.rejects,
+                  failures: failures.length,
+                },
+                tally,
+              },
+              done,
+            ),
         });
   // Chunks in _failures.jsonl make the run incomplete (exit 5) even with every batch committed: a
   // re-run sends them again (failed batches whole, chunk failures as repair batches).

@@ -1,0 +1,151 @@
+// Distributed mode: `embedpipe enqueue` + N `embedpipe worker` processes on a private Redis, against
+// the emulator at a fixed latency with an in-flight cap per key. Reports, per worker count, the
+// throughput as a share of the ceiling (cap × inputs per request / latency), Redis's peak memory
+// while the chunks flow, and the producer's enqueue rate (alone, with no backpressure).
+// `npm run build && node bench/distributed.bench.mjs [chunks] [workerCounts]`
+//   e.g. node bench/distributed.bench.mjs 1000000 4   (one million chunks through 4 workers)
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readlink, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { API_KEY, CLI, startGateway, writeJsonlCorpus } from './lib.mjs';
+
+const chunks = Number(process.argv[2] ?? 100_000);
+const workerCounts = (process.argv[3] ?? '1,2,4').split(',').map(Number);
+const latencyMs = 50;
+const cap = 8; // requests in flight per key, at the gateway
+const inputsPerRequest = 128;
+const ceiling = (cap * inputsPerRequest) / (latencyMs / 1000);
+
+const dir = await mkdtemp(join(tmpdir(), 'embedpipe-dist-bench-'));
+const port = await freePort();
+const redisServer = spawn(
+  'redis-server',
+  ['--port', String(port), '--save', '', '--appendonly', 'no', '--dir', dir],
+  {
+    stdio: 'ignore',
+  },
+);
+const redis = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: null });
+for (let i = 0; ; i++) {
+  try {
+    await redis.connect();
+    break;
+  } catch {
+    if (i > 50) throw new Error('redis-server did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+const config = join(dir, 'gateway.json');
+await writeFile(
+  config,
+  JSON.stringify({ keys: [{ key: API_KEY, credits: 1e9, limits: { maxInFlight: cap } }] }),
+);
+const gateway = await startGateway(['--latency', String(latencyMs), '--config', config]);
+const env = { PATH: process.env.PATH, EMBEDPIPE_API_KEY: API_KEY, EMBEDPIPE_BASE_URL: gateway.baseUrl };
+const redisUrl = `redis://127.0.0.1:${port}`;
+try {
+  const input = join(dir, 'corpus.jsonl');
+  await writeJsonlCorpus(input, Infinity, 60, { maxDocuments: chunks });
+  const common = [
+    '--input',
+    input,
+    '--model',
+    'emu/embed-small',
+    '--max-inputs',
+    String(inputsPerRequest),
+    '--redis',
+    redisUrl,
+  ];
+
+  // The producer alone: no workers, no backpressure.
+  {
+    const started = performance.now();
+    await cli([
+      'enqueue',
+      ...common,
+      '--out',
+      join(dir, 'enqueue-only'),
+      '--queue',
+      'solo',
+      '--high-water',
+      '1000000000',
+    ]);
+    const seconds = (performance.now() - started) / 1000;
+    const memory = await usedMemory();
+    console.log(
+      `enqueue alone: ${chunks} chunks in ${seconds.toFixed(1)} s = ${Math.round(chunks / seconds)} chunks/s ` +
+        `(${Math.round(chunks / inputsPerRequest / seconds)} jobs/s); Redis holds ${(memory / 2 ** 20).toFixed(1)} MB with every job waiting`,
+    );
+    await redis.flushall();
+  }
+
+  for (const workers of workerCounts) {
+    await redis.flushall();
+    await redis.config('RESETSTAT');
+    const out = join(dir, `out-${workers}`);
+    const queue = `w${workers}`;
+    const perWorker = Math.max(1, Math.ceil(cap / workers));
+    const children = Array.from({ length: workers }, () =>
+      spawn(
+        process.execPath,
+        [CLI, 'worker', '--redis', redisUrl, '--queue', queue, '--concurrency', String(perWorker)],
+        {
+          env,
+          stdio: ['ignore', 'ignore', 'inherit'],
+        },
+      ),
+    );
+    let peak = 0;
+    const sampler = setInterval(async () => {
+      peak = Math.max(peak, await usedMemory());
+    }, 100);
+    const started = performance.now();
+    await cli(['enqueue', ...common, '--out', out, '--queue', queue]);
+    const enqueued = performance.now();
+    while (!(await readlink(out).catch(() => undefined))) await new Promise((r) => setTimeout(r, 100));
+    const seconds = (performance.now() - started) / 1000;
+    clearInterval(sampler);
+    const rate = chunks / seconds;
+    console.log(
+      `${workers} worker(s) × ${perWorker} in flight: ${chunks} chunks in ${seconds.toFixed(1)} s (enqueue done at ` +
+        `${((enqueued - started) / 1000).toFixed(1)} s) = ${Math.round(rate)}/s, ${((100 * rate) / ceiling).toFixed(0)}% of the ` +
+        `${ceiling}/s ceiling; Redis peak ${(peak / 2 ** 20).toFixed(1)} MB`,
+    );
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((child) => once(child, 'exit')));
+  }
+} finally {
+  await gateway.stop();
+  redis.disconnect();
+  redisServer.kill('SIGTERM');
+  await once(redisServer, 'exit');
+  await rm(dir, { recursive: true, force: true });
+}
+
+async function usedMemory() {
+  const info = await redis.info('memory');
+  return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
+}
+
+async function cli(args) {
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const [code] = await once(child, 'exit');
+  if (code !== 0) throw new Error(`embedpipe ${args[0]} exited ${code}: ${stderr.slice(-2000)}`);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}

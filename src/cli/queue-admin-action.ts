@@ -1,0 +1,161 @@
+/** What `status`, `finalize`, `resume` and `retry-failed` do; loaded only when one runs. */
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { DEFAULTS } from '../config/defaults.js';
+import { readEnvironment } from '../config/env.js';
+import { UsageError } from '../errors.js';
+import { createLogger } from '../observability/logger.js';
+import { finalizeRun } from '../pipeline/finalize-run.js';
+import { batchJobId, connectRedis, type RunProgress, RunStore } from '../queue/distributed.js';
+import { printJson, printTable } from './format.js';
+import { type QueueFlags, queueAddress } from './queue-options.js';
+
+export interface AdminFlags extends QueueFlags {
+  json?: boolean;
+  baseUrl?: string;
+}
+
+async function withQueue<T>(
+  flags: AdminFlags,
+  use: (parts: { redis: Redis; queue: Queue; runs: RunStore }) => Promise<T>,
+): Promise<T> {
+  const address = queueAddress(flags, readEnvironment());
+  const redis = await connectRedis(address.redisUrl, 'client');
+  const queue = new Queue(address.queue, { connection: redis, prefix: address.prefix });
+  try {
+    return await use({ redis, queue, runs: new RunStore(redis, address) });
+  } finally {
+    await queue.close();
+    redis.disconnect();
+  }
+}
+
+async function known(runs: RunStore, runId: string): Promise<RunProgress> {
+  const progress = await runs.progress(runId);
+  if (!progress) {
+    const ids = await runs.runIds();
+    throw new UsageError(`no run ${runId} in this queue (runs: ${ids.slice(0, 5).join(', ') || 'none'})`);
+  }
+  return progress;
+}
+
+export async function statusAction(runId: string | undefined, flags: AdminFlags): Promise<void> {
+  await withQueue(flags, async ({ queue, runs }) => {
+    const ids = runId ? [runId] : await runs.runIds();
+    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
+    const queuePaused = await queue.isPaused();
+    const rows = [];
+    for (const id of ids) rows.push(describe(await known(runs, id), queuePaused));
+    if (flags.json) {
+      printJson(runId ? { ...rows[0], queue: counts } : { runs: rows, queue: counts });
+      return;
+    }
+    printTable(
+      ['RUN', 'STATE', 'PLANNED', 'DONE', 'FAILED', 'INPUTS/S', 'COST USD', 'ETA', 'OUT'],
+      rows.map((r) => [
+        r.runId,
+        r.state,
+        r.planned === undefined ? '…' : String(r.planned),
+        String(r.done),
+        String(r.failed),
+        r.inputsPerSecond === undefined ? '-' : r.inputsPerSecond.toFixed(0),
+        r.costUsd.toFixed(6),
+        r.etaSeconds === undefined ? '-' : `${Math.round(r.etaSeconds)} s`,
+        r.outDir,
+      ]),
+    );
+    process.stdout.write(
+      `queue: ${counts['waiting'] ?? 0} waiting, ${counts['active'] ?? 0} in flight, ${counts['delayed'] ?? 0} delayed, ` +
+        `${counts['failed'] ?? 0} failed${queuePaused ? ', PAUSED' : ''}\n`,
+    );
+    for (const r of rows)
+      if (r.paused)
+        process.stdout.write(
+          `${r.runId} is paused: ${r.paused}\n  continue with: embedpipe resume ${r.runId}\n`,
+        );
+  });
+}
+
+/** One run's state in words and numbers. */
+function describe(p: RunProgress, queuePaused: boolean) {
+  const elapsed = p.startedAt && p.lastDoneAt ? (p.lastDoneAt - p.startedAt) / 1000 : undefined;
+  const perBatch = elapsed && p.done > 0 ? elapsed / p.done : undefined;
+  const left = p.planned !== undefined ? Math.max(0, p.planned - p.done - p.failed) : undefined;
+  const state = p.finalized
+    ? p.finalized === 'switched'
+      ? 'done'
+      : p.finalized
+    : p.paused || queuePaused
+      ? 'paused'
+      : p.planned === undefined
+        ? 'enqueueing'
+        : left === 0
+          ? 'finalizing'
+          : 'running';
+  return {
+    runId: p.spec.runId,
+    state,
+    ...(p.paused ? { paused: p.paused } : {}),
+    outDir: p.spec.outDir,
+    version: p.spec.versionName,
+    model: p.spec.model,
+    ...(p.planned !== undefined ? { planned: p.planned } : {}),
+    done: p.done,
+    failed: p.failed,
+    inputs: p.inputs,
+    tokens: p.tokens,
+    costUsd: p.costUsd,
+    ...(elapsed && elapsed > 0 ? { inputsPerSecond: p.inputs / elapsed } : {}),
+    ...(perBatch !== undefined && left !== undefined && left > 0 ? { etaSeconds: perBatch * left } : {}),
+  };
+}
+
+export async function finalizeAction(runId: string, flags: AdminFlags): Promise<void> {
+  const env = readEnvironment();
+  const logger = createLogger({ ...(env.logLevel ? { level: env.logLevel } : {}) });
+  await withQueue(flags, async ({ queue, runs }) => {
+    await known(runs, runId);
+    const baseUrl = flags.baseUrl ?? env.baseUrl ?? DEFAULTS.baseUrl;
+    const result = await finalizeRun({ runs, runId, logger, client: { baseUrl }, queue });
+    if (flags.json) printJson(result);
+    else {
+      const what: Record<string, string> = {
+        switched: `the dataset now reads version ${result.version}: ${result.rows} rows in ${result.files.length} files`,
+        'already-current': `version ${result.version} is already finished`,
+        incomplete: `${result.failed} batches failed for good: version ${result.version} is not current; embedpipe retry-failed ${runId}`,
+        waiting: `${result.missing} batches are still in the queue; finalize runs by itself when they are done`,
+      };
+      process.stdout.write(`${what[result.status]}\n`);
+    }
+    if (result.status === 'incomplete') process.exitCode = 5;
+  });
+}
+
+export async function resumeAction(runId: string, flags: AdminFlags): Promise<void> {
+  await withQueue(flags, async ({ queue, runs }) => {
+    const progress = await known(runs, runId);
+    await runs.resume(runId);
+    await queue.resume();
+    process.stdout.write(
+      `${runId}: resumed${progress.paused ? ` (it was paused: ${progress.paused})` : ''}\n`,
+    );
+  });
+}
+
+export async function retryFailedAction(runId: string, flags: AdminFlags): Promise<void> {
+  await withQueue(flags, async ({ queue, runs }) => {
+    await known(runs, runId);
+    const failed = await runs.failures(runId);
+    let retried = 0;
+    for (const batchId of failed.keys()) {
+      const job = await queue.getJob(batchJobId(runId, batchId));
+      if (job) {
+        await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+        retried += 1;
+      }
+      await runs.clearFailure(runId, batchId);
+    }
+    await runs.finalized(runId, '');
+    process.stdout.write(`${runId}: ${retried} failed batches queued again\n`);
+  });
+}

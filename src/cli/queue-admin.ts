@@ -1,0 +1,53 @@
+/**
+ * The commands that look after distributed runs: `status`, `finalize`, `resume`, `retry-failed`.
+ * Each only declares its options here; the actions load when a command runs.
+ */
+import type { Command } from 'commander';
+import type { AdminFlags } from './queue-admin-action.js';
+import { addQueueOptions } from './queue-options.js';
+
+export function registerQueueAdmin(program: Command): void {
+  const admin = (name: string, description: string, argument: string) =>
+    addQueueOptions(
+      program
+        .command(name)
+        .description(description)
+        .argument(argument, 'run id (embedpipe status lists them)'),
+    );
+
+  admin(
+    'status',
+    'planned, done, failed, in flight, throughput, cost, ETA of a distributed run (all runs without RUN)',
+    '[run]',
+  )
+    .option('--json', 'print JSON for scripts')
+    .action(async (runId: string | undefined, flags: AdminFlags) => {
+      const { statusAction } = await import('./queue-admin-action.js');
+      await statusAction(runId, flags);
+    });
+  admin(
+    'finalize',
+    'check that every batch of a run has its part, compact, write the manifest, switch',
+    '<run>',
+  )
+    .option('--base-url <url>', 'gateway base URL recorded in the manifest (default: $EMBEDPIPE_BASE_URL)')
+    .option('--json', 'print JSON for scripts')
+    .action(async (runId: string, flags: AdminFlags) => {
+      const { finalizeAction } = await import('./queue-admin-action.js');
+      await finalizeAction(runId, flags);
+    });
+  admin(
+    'resume',
+    'continue a run paused by 402 (credits) or 401: the queue takes jobs again',
+    '<run>',
+  ).action(async (runId: string, flags: AdminFlags) => {
+    const { resumeAction } = await import('./queue-admin-action.js');
+    await resumeAction(runId, flags);
+  });
+  admin('retry-failed', "queue a run's permanently failed batches again", '<run>').action(
+    async (runId: string, flags: AdminFlags) => {
+      const { retryFailedAction } = await import('./queue-admin-action.js');
+      await retryFailedAction(runId, flags);
+    },
+  );
+}

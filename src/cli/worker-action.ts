@@ -1,0 +1,88 @@
+/** What `embedpipe worker` does; loaded only when the command runs (see worker.ts). */
+import { DEFAULTS } from '../config/defaults.js';
+import { readEnvironment } from '../config/env.js';
+import { checkGatewayTransport } from '../config/settings.js';
+import { MissingKeyError } from '../errors.js';
+import { GatewayClient, retryAfterTooLong } from '../gateway/index.js';
+import { createLogger } from '../observability/logger.js';
+import { startMetricsServer, WorkerMetrics } from '../observability/metrics.js';
+import { RunStats } from '../observability/stats.js';
+import { startWorker } from '../pipeline/work.js';
+import { SharedRetryAfter } from '../queue/shared-retry-after.js';
+import { attribution } from './context.js';
+import { type QueueFlags, queueAddress } from './queue-options.js';
+
+export interface WorkerFlags extends QueueFlags {
+  concurrency?: number;
+  baseUrl?: string;
+  metricsPort?: number;
+  maxRetryAfter?: number;
+  lockDuration?: number;
+  allowInsecureHttp?: boolean;
+}
+
+export async function workerAction(flags: WorkerFlags): Promise<void> {
+  const env = readEnvironment();
+  const address = queueAddress(flags, env);
+  const logger = createLogger({ ...(env.logLevel ? { level: env.logLevel } : {}) });
+  const baseUrl = flags.baseUrl ?? env.baseUrl ?? DEFAULTS.baseUrl;
+  checkGatewayTransport({ baseUrl, emulator: false, allowInsecureHttp: flags.allowInsecureHttp ?? false });
+  if (!env.apiKey) throw new MissingKeyError('EMBEDPIPE_API_KEY');
+  const concurrency = flags.concurrency ?? DEFAULTS.distributed.concurrency;
+  const metrics = new WorkerMetrics();
+  let shared: SharedRetryAfter | undefined;
+  const client = new GatewayClient({
+    baseUrl,
+    apiKey: env.apiKey,
+    timeoutMs: DEFAULTS.requestTimeoutMs,
+    maxInFlight: concurrency,
+    maxRetryAfterMs:
+      flags.maxRetryAfter !== undefined ? flags.maxRetryAfter * 1000 : DEFAULTS.retry.maxRetryAfterMs,
+    // A 429 seen here holds back every worker of the queue, on every machine, for its Retry-After.
+    onRetryAfter: (event) => {
+      if (event.status === 429) metrics.rateLimited();
+      void shared
+        ?.publish(event.until)
+        .catch((error: unknown) => logger.warn({ err: String(error) }, 'could not share a Retry-After'));
+    },
+    onResponse: (event) => {
+      if (event.path.endsWith('/embeddings')) metrics.observeRequest(event.seconds);
+    },
+    ...attribution(env),
+  });
+  shared = await SharedRetryAfter.start({
+    redis: address.redisUrl,
+    queue: address.queue,
+    prefix: address.prefix,
+    gate: client.retryAfterGate,
+    tooLong: retryAfterTooLong,
+    onError: (error) => logger.warn({ err: error.message }, 'shared Retry-After'),
+  });
+  const running = await startWorker({
+    client,
+    logger,
+    address,
+    concurrency,
+    metrics,
+    stats: new RunStats(),
+    ...(flags.lockDuration !== undefined ? { lockDurationMs: flags.lockDuration * 1000 } : {}),
+  });
+  const server =
+    flags.metricsPort !== undefined
+      ? await startMetricsServer({ port: flags.metricsPort, metrics })
+      : undefined;
+  logger.info({ queue: address.queue, concurrency, metricsPort: server?.port }, 'worker started');
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      logger.info({ signal }, 'stopping: taking no new jobs, finishing the ones in flight');
+      resolve();
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+  await running.close();
+  await shared.close();
+  await server?.close();
+  await client.close();
+  logger.info('worker stopped');
+}

@@ -1,0 +1,227 @@
+/**
+ * `embedpipe enqueue`: `produce` into BullMQ. Plans the corpus exactly as `run` does (same version
+ * folder, calibration, batch ids) and adds one job per batch the version does not hold yet, waiting
+ * while the queue holds more than a high-water mark of waiting jobs, so Redis memory stays bounded
+ * whatever the corpus size. Workers embed and commit; the last one to finish queues `finalize`.
+ */
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { DEFAULTS } from '../config/defaults.js';
+import { checkGatewayTransport, type RunSettings } from '../config/settings.js';
+import { EncodingPolicy } from '../embedding/encoding-policy.js';
+import { GatewayEmbedder } from '../embedding/gateway-embedder.js';
+import { ProviderRouter } from '../embedding/provider-router.js';
+import type { GatewayClient } from '../gateway/index.js';
+import type { Logger } from '../observability/logger.js';
+import type { RunStats } from '../observability/stats.js';
+import { REJECTS_FILE, sideFile, writeFileAtomic } from '../output/index.js';
+import {
+  type BatchJobData,
+  batchJobId,
+  batchJobOptions,
+  checkEvictionPolicy,
+  connectRedis,
+  finalizeJobId,
+  JOB,
+  type QueueAddress,
+  type RunSpec,
+  RunStore,
+} from '../queue/distributed.js';
+import { DatasetTally } from './batch-record.js';
+import { calibrate, readCalibration, writeCalibration } from './calibrate.js';
+import { RetainedRows } from './finalize.js';
+import { openOutput } from './output-session.js';
+import { findModel, makePlan } from './plan.js';
+import { ProducedPlan, produce } from './produce.js';
+import { sizingFor } from './to-send.js';
+
+/** The plan of a distributed run, for finalize: every batch id in plan order, and the corpus counts. */
+export const PLAN_FILE = '_plan.json';
+
+export interface PlanFile {
+  readonly runId: string;
+  readonly planned: readonly string[];
+  readonly documents: number;
+  readonly chunks: number;
+  readonly rejects: number;
+  readonly tokens: number;
+}
+
+export interface EnqueueSummary {
+  readonly runId: string;
+  readonly version: string;
+  readonly outDir: string;
+  readonly documents: number;
+  readonly rejects: number;
+  readonly chunks: number;
+  readonly batches: { readonly planned: number; readonly enqueued: number; readonly committed: number };
+  readonly elapsedMs: number;
+}
+
+export interface EnqueueDependencies {
+  readonly client: GatewayClient;
+  readonly logger: Logger;
+  readonly stats: RunStats;
+  readonly address: QueueAddress;
+  readonly highWater?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** A run's id: its dataset and version, so enqueueing the same version again is the same run. */
+export function runIdOf(outDir: string, version: string): string {
+  return `${version}-${createHash('sha256').update(outDir).digest('hex').slice(0, 12)}`;
+}
+
+export async function enqueueCorpus(
+  settings: RunSettings,
+  deps: EnqueueDependencies,
+): Promise<EnqueueSummary> {
+  checkGatewayTransport(settings);
+  const { client, logger, stats, address } = deps;
+  const started = Date.now();
+  const redis = await connectRedis(address.redisUrl, 'client');
+  const queue = new Queue<BatchJobData>(address.queue, {
+    connection: redis,
+    prefix: address.prefix,
+    defaultJobOptions: batchJobOptions(),
+  });
+  try {
+    await checkEvictionPolicy(redis, logger);
+    const model = await findModel(client, settings.model);
+    const plan = makePlan(settings, model);
+    const session = await openOutput({
+      outDir: settings.outDir,
+      model: model.id,
+      planKey: plan.key,
+      format: settings.outputFormat,
+      force: settings.force,
+      logger,
+      onLockLost: (error) => logger.error({ err: error.message }, 'lost the dataset lock while enqueueing'),
+    });
+    try {
+      const dir = session.writer.dir;
+      const runId = runIdOf(settings.outDir, session.version.name);
+      const sizing = sizingFor(settings, plan, await readCalibration(dir));
+      const signal = deps.signal ?? new AbortController().signal;
+      const embedder = new GatewayEmbedder({
+        client,
+        model: model.id,
+        router: new ProviderRouter(settings.provider),
+        encoding: new EncodingPolicy(settings.encodingFormat),
+        gate: client.retryAfterGate,
+        retry: settings.retry,
+        sizing,
+        stats,
+        logger,
+        ...(model.pricing?.promptPerToken !== undefined
+          ? { pricePerToken: model.pricing.promptPerToken }
+          : {}),
+      });
+      sizing.measureWith(async (text) => (await embedder.measure(text, signal)).tokens);
+      if (sizing.calibration.isPrior) await calibrate(settings, sizing, embedder, logger, signal);
+      if (sizing.calibration.takeChange()) await writeCalibration(dir, sizing);
+      const current = session.current;
+      const spec: RunSpec = {
+        runId,
+        outDir: settings.outDir,
+        versionDir: dir,
+        versionName: session.version.name,
+        model: model.id,
+        planKey: plan.key,
+        format: settings.outputFormat,
+        encodingFormat: settings.encodingFormat,
+        provider: settings.provider,
+        retry: settings.retry,
+        overlap: settings.overlap,
+        ...(model.contextLength !== undefined ? { contextLength: model.contextLength } : {}),
+        budgetTokens: plan.budgetTokens,
+        ...(model.pricing?.promptPerToken !== undefined
+          ? { pricePerToken: model.pricing.promptPerToken }
+          : {}),
+        ...(current?.manifest.model === model.id && current.manifest.dims
+          ? { dims: current.manifest.dims }
+          : {}),
+        linkedFiles: [...new Set(session.fileOf.values())],
+        keepVersions: settings.keepVersions,
+        input: settings.input,
+        createdAt: new Date().toISOString(),
+      };
+      const runs = new RunStore(redis, address);
+      await runs.open(spec);
+      logger.info({ runId, version: session.version.name }, 'enqueueing');
+
+      const rejects = sideFile(dir, REJECTS_FILE);
+      const produced = new ProducedPlan(new DatasetTally(), new RetainedRows());
+      const highWater = deps.highWater ?? DEFAULTS.distributed.highWater;
+      let enqueued = 0;
+      let pending: { name: string; data: BatchJobData; opts: { jobId: string } }[] = [];
+      const flush = async () => {
+        if (pending.length === 0) return;
+        // Backpressure: Redis holds at most about `highWater` waiting batches of this queue.
+        while ((await queue.getWaitingCount()) > highWater) {
+          signal.throwIfAborted();
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        await queue.addBulk(pending);
+        enqueued += pending.length;
+        pending = [];
+      };
+      const batches = produce(
+        {
+          settings,
+          plan,
+          sizing,
+          stats,
+          committed: session.committed,
+          fileOf: session.fileOf,
+          onReject: (reject) => rejects.add(reject),
+        },
+        produced,
+      );
+      for await (const batch of batches) {
+        signal.throwIfAborted();
+        pending.push({
+          name: JOB.batch,
+          data: { runId, batch },
+          opts: { jobId: batchJobId(runId, batch.batchId) },
+        });
+        // The producer never re-plans: the documents of an enqueued batch are done with here.
+        sizing.release(batch.chunks);
+        if (pending.length >= DEFAULTS.distributed.addChunk) await flush();
+      }
+      await flush();
+      await rejects.close();
+      const planFile: PlanFile = {
+        runId,
+        planned: [...produced.planned],
+        documents: stats.documents,
+        chunks: stats.chunks,
+        rejects: stats.rejects,
+        tokens: stats.tokens,
+      };
+      await writeFileAtomic(join(dir, PLAN_FILE), `${JSON.stringify(planFile)}\n`);
+      if (sizing.calibration.takeChange()) await writeCalibration(dir, sizing);
+      await runs.produced(runId, enqueued);
+      // Nothing left to embed (everything committed already): finalize now.
+      if (await runs.settled(runId)) {
+        await queue.add(JOB.finalize, { runId } as never, { jobId: finalizeJobId(runId) });
+      }
+      return {
+        runId,
+        version: session.version.name,
+        outDir: settings.outDir,
+        documents: stats.documents,
+        rejects: stats.rejects,
+        chunks: stats.chunks,
+        batches: { planned: produced.planned.size, enqueued, committed: stats.batchesSkipped },
+        elapsedMs: Date.now() - started,
+      };
+    } finally {
+      await session.release();
+    }
+  } finally {
+    await queue.close();
+    redis.disconnect();
+  }
+}

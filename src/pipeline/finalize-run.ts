@@ -1,0 +1,171 @@
+/**
+ * `finalize` of a distributed run (the job the last worker queues, or `embedpipe finalize RUN`):
+ * checks that every planned batch has its part in the run's version, totals the committed batch
+ * records, and hands over to `finalizeVersion` (failures, compaction of the many small parts into
+ * large files, manifest, atomic switch, pruning), under the dataset's lock. Idempotent: a version
+ * already current is left alone; a batch still missing (in the queue, or failed) holds the switch.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Queue } from 'bullmq';
+import type { ChunkFailure } from '../domain.js';
+import { UsageError } from '../errors.js';
+import type { GatewayClient } from '../gateway/index.js';
+import type { Logger } from '../observability/logger.js';
+import { DatasetWriter } from '../output/index.js';
+import { lockDataset } from '../output/lock.js';
+import { VersionedDataset } from '../output/versions.js';
+import { type BatchJobData, batchJobId, type RunStore } from '../queue/distributed.js';
+import { batchRecordFrom, DatasetTally } from './batch-record.js';
+import { PLAN_FILE, type PlanFile } from './enqueue.js';
+import { finalizeVersion, RetainedRows } from './finalize.js';
+import { manifestOf } from './manifest-of.js';
+import { TOOL } from './tool.js';
+
+export interface FinalizeRunOptions {
+  readonly runs: RunStore;
+  readonly runId: string;
+  readonly logger: Logger;
+  /** For the manifest's gateway URL. */
+  readonly client: Pick<GatewayClient, 'baseUrl'>;
+  /** To read failed jobs' chunks for `_failures.jsonl`. */
+  readonly queue?: Queue;
+}
+
+export interface FinalizeRunResult {
+  readonly status: 'switched' | 'already-current' | 'incomplete' | 'waiting';
+  readonly version: string;
+  readonly planned: number;
+  /** Planned batches without a part: failed for good, or still in the queue. */
+  readonly missing: number;
+  readonly failed: number;
+  readonly rows: number;
+  readonly files: readonly string[];
+}
+
+export async function finalizeRun(options: FinalizeRunOptions): Promise<FinalizeRunResult> {
+  const { runs, runId, logger } = options;
+  const spec = await runs.spec(runId);
+  if (!spec) throw new UsageError(`run ${runId} is unknown to this queue (embedpipe status lists the runs)`);
+  const plan = await readPlan(spec.versionDir, runId);
+  const dataset = new VersionedDataset(spec.outDir);
+  const lock = await lockDataset(dataset.root);
+  try {
+    const versions = await dataset.list();
+    const version = versions.find((v) => v.name === spec.versionName);
+    const result = (status: FinalizeRunResult['status'], more: Partial<FinalizeRunResult> = {}) => ({
+      status,
+      version: spec.versionName,
+      planned: plan.planned.length,
+      missing: 0,
+      failed: 0,
+      rows: 0,
+      files: [],
+      ...more,
+    });
+    if (version?.manifest)
+      return result('already-current', { files: version.manifest.files, rows: version.manifest.counts.rows });
+    const writer = new DatasetWriter({
+      dir: spec.versionDir,
+      format: spec.format,
+      metadata: {
+        'embedpipe.model': spec.model,
+        'embedpipe.plan': spec.planKey,
+        'embedpipe.tool': `${TOOL.name}@${TOOL.version}`,
+      },
+    });
+    const fileOf = await writer.batchFiles();
+    const failedBatches = await runs.failures(runId);
+    const missing = plan.planned.filter((id) => !fileOf.has(id));
+    const stillQueued = missing.filter((id) => !failedBatches.has(id));
+    if (stillQueued.length > 0) {
+      logger.info(
+        { runId, waiting: stillQueued.length },
+        'batches still in the queue: finalize waits for them',
+      );
+      return result('waiting', { missing: missing.length, failed: failedBatches.size });
+    }
+    const tally = new DatasetTally();
+    const owners = new Map<string, string>();
+    for (const batchId of plan.planned) {
+      if (!fileOf.has(batchId)) continue;
+      const record = batchRecordFrom(await writer.readPartMetadata(batchId));
+      if (!record) continue;
+      tally.add(record);
+      for (const documentId of record.replanned ?? []) owners.set(documentId, batchId);
+    }
+    const failures: ChunkFailure[] = [...tally.failures];
+    for (const [batchId, reason] of failedBatches) {
+      const job = await options.queue?.getJob(batchJobId(runId, batchId));
+      const chunks = (job?.data as BatchJobData | undefined)?.batch.chunks ?? [];
+      if (chunks.length === 0) failures.push({ documentId: '', chunkIndex: -1, batchId, message: reason });
+      for (const chunk of chunks)
+        failures.push({ documentId: chunk.documentId, chunkIndex: chunk.index, batchId, message: reason });
+    }
+    const current = versions.find((v) => v.current && v.manifest);
+    const finalized = await finalizeVersion({
+      dataset,
+      version: spec.versionName,
+      model: spec.model,
+      writer,
+      ...(current?.manifest
+        ? {
+            current: {
+              name: current.name,
+              dir: current.dir,
+              model: current.manifest.model,
+              files: current.manifest.files,
+            },
+          }
+        : {}),
+      planned: plan.planned,
+      owners,
+      retained: new RetainedRows({ everything: true }),
+      failures,
+      missingBatches: missing.length,
+      keepVersions: spec.keepVersions,
+      logger,
+      chunks: { sent: tally.rows, reused: 0, deduplicated: 0 },
+      manifest: (done) =>
+        manifestOf(
+          {
+            model: spec.model,
+            dims: tally.dims || spec.dims || 0,
+            format: spec.format,
+            input: spec.input,
+            gateway: { baseUrl: options.client.baseUrl, emulator: false },
+            plan: { ...(JSON.parse(spec.planKey) as Record<string, unknown>), distributed: { runId } },
+            counts: {
+              documents: plan.documents,
+              chunks: plan.chunks,
+              rejects: plan.rejects,
+              failures: failures.length,
+            },
+            tally,
+          },
+          done,
+        ),
+    });
+    const status = finalized.switched ? 'switched' : 'incomplete';
+    await runs.finalized(runId, status);
+    logger.info({ runId, status, version: spec.versionName, failed: failedBatches.size }, 'finalized');
+    return result(status, {
+      missing: missing.length,
+      failed: failedBatches.size,
+      rows: finalized.rows,
+      files: finalized.files,
+    });
+  } finally {
+    await lock.release();
+  }
+}
+
+async function readPlan(dir: string, runId: string): Promise<PlanFile> {
+  try {
+    return JSON.parse(await readFile(join(dir, PLAN_FILE), 'utf8')) as PlanFile;
+  } catch {
+    throw new UsageError(
+      `run ${runId} has no ${PLAN_FILE} in ${dir}: its producer has not finished enqueueing (re-run embedpipe enqueue)`,
+    );
+  }
+}

@@ -1,0 +1,58 @@
+/** The manifest of a finished dataset version, from the run's facts and its committed batch records. */
+import { isTextFileName } from '../corpus/text-folder.js';
+import {
+  digestInput,
+  formatUsd,
+  type Manifest,
+  type ManifestDataset,
+  redactBaseUrl,
+} from '../output/index.js';
+import type { DatasetTally } from './batch-record.js';
+import { TOOL } from './tool.js';
+
+export interface ManifestFacts {
+  readonly model: string;
+  readonly dims: number;
+  readonly format: 'parquet' | 'arrow';
+  /** The corpus (hashed into the manifest). */
+  readonly input: string;
+  readonly gateway: { readonly baseUrl: string; readonly emulator: boolean };
+  readonly plan: Readonly<Record<string, unknown>>;
+  readonly counts: {
+    readonly documents: number;
+    readonly chunks: number;
+    readonly rejects: number;
+    readonly failures: number;
+  };
+  /** Totals over the version's committed batch records (whichever run or worker paid). */
+  readonly tally: DatasetTally;
+}
+
+export async function manifestOf(
+  facts: ManifestFacts,
+  done: { files: string[]; rows: number; dataset: ManifestDataset },
+): Promise<Manifest> {
+  const { tally } = facts;
+  return {
+    version: 2,
+    tool: TOOL,
+    createdAt: new Date().toISOString(),
+    model: facts.model,
+    dims: facts.dims,
+    format: facts.format,
+    providers: [...tally.providers].sort(),
+    input: await digestInput(facts.input, { include: isTextFileName }),
+    gateway: { baseUrl: redactBaseUrl(facts.gateway.baseUrl), emulator: facts.gateway.emulator },
+    plan: facts.plan,
+    counts: {
+      ...facts.counts,
+      rows: done.rows,
+      tokens: tally.promptTokens,
+      costUsd: formatUsd(tally.cost),
+      requests: tally.requests,
+      retries: tally.retries,
+    },
+    dataset: done.dataset,
+    files: done.files,
+  };
+}

@@ -1,0 +1,275 @@
+/**
+ * `embedpipe worker`: `embedAndCommit` per job. Each batch job is embedded (reusing texts the
+ * dataset already holds) and written as its own part file named by its batch id, atomically: a job
+ * that runs twice (BullMQ delivers at least once) writes the same file again, never a second one.
+ * The group commit of `run` is not used here: a group file of several jobs' batches could not be
+ * rewritten by one of them alone.
+ *
+ * Two retry layers: HTTP retries inside the job (seconds, the embedder's), queue attempts with
+ * backoff for crashes and long outages (minutes). A non-retryable gateway answer fails the job once
+ * (UnrecoverableError). 402 (or 401) pauses the queue for every worker until `embedpipe resume`.
+ */
+import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import { TokenCalibration } from '../chunking/index.js';
+import { DEFAULTS } from '../config/defaults.js';
+import { EncodingPolicy } from '../embedding/encoding-policy.js';
+import { BatchFailedError, GatewayEmbedder } from '../embedding/gateway-embedder.js';
+import { ProviderRouter } from '../embedding/provider-router.js';
+import { ExitCode, OutputLockedError } from '../errors.js';
+import { GatewayError } from '../gateway/errors.js';
+import type { GatewayClient } from '../gateway/index.js';
+import type { Logger } from '../observability/logger.js';
+import type { WorkerMetrics } from '../observability/metrics.js';
+import { RunStats } from '../observability/stats.js';
+import { DatasetWriter } from '../output/index.js';
+import { VectorIndex } from '../output/vector-index.js';
+import {
+  type BatchJobData,
+  checkEvictionPolicy,
+  connectRedis,
+  type FinalizeJobData,
+  finalizeJobId,
+  JOB,
+  type QueueAddress,
+  type RunSpec,
+  RunStore,
+} from '../queue/distributed.js';
+import { batchRecordMetadata, batchRecordOf } from './batch-record.js';
+import { readCalibration } from './calibrate.js';
+import { finalizeRun } from './finalize-run.js';
+import { ReusingEmbedder } from './reuse.js';
+import { RunSizing } from './sizing.js';
+import { TOOL } from './tool.js';
+
+export interface WorkerOptions {
+  readonly client: GatewayClient;
+  readonly logger: Logger;
+  readonly address: QueueAddress;
+  readonly concurrency: number;
+  readonly metrics?: WorkerMetrics;
+  /** Counters of this worker process (requests, retries, cost), for metrics and logs. */
+  readonly stats?: RunStats;
+  /**
+   * How long a job stays locked to a worker that stopped renewing it (killed, or its host died);
+   * default DEFAULTS.distributed.lockDurationMs. Stalled jobs are looked for as often, at most every
+   * 30 s, so a dead worker's jobs go back to the queue within about two to three times this.
+   */
+  readonly lockDurationMs?: number;
+}
+
+export interface RunningWorker {
+  readonly worker: Worker;
+  /** Takes no new job, finishes the ones in flight, then closes its connections. */
+  close(): Promise<void>;
+}
+
+/** What a worker keeps per run: the run's spec, writer, sizing and embedder, built on its first job. */
+interface RunContext {
+  readonly spec: RunSpec;
+  readonly writer: DatasetWriter;
+  readonly reuse: ReusingEmbedder;
+  readonly index: () => Promise<VectorIndex>;
+}
+
+export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
+  const { client, logger, address, metrics } = options;
+  const stats = options.stats ?? new RunStats();
+  const connection = await connectRedis(address.redisUrl, 'worker');
+  await checkEvictionPolicy(connection, logger);
+  const runs = new RunStore(connection, address);
+  const queue = new Queue(address.queue, { connection, prefix: address.prefix });
+  const contexts = new Map<string, Promise<RunContext>>();
+  const context = (runId: string): Promise<RunContext> => {
+    let found = contexts.get(runId);
+    if (!found) {
+      found = openRun(runs, runId, client, logger, stats);
+      found.catch(() => contexts.delete(runId));
+      contexts.set(runId, found);
+    }
+    return found;
+  };
+  const never = new AbortController().signal;
+  const lockDuration = options.lockDurationMs ?? DEFAULTS.distributed.lockDurationMs;
+
+  const finalizeWhenSettled = async (runId: string) => {
+    if (await runs.settled(runId))
+      await queue.add(
+        JOB.finalize,
+        { runId },
+        { jobId: finalizeJobId(runId), removeOnComplete: true, removeOnFail: true },
+      );
+  };
+
+  const processBatch = async (job: Job<BatchJobData>, token: string | undefined): Promise<void> => {
+    const { runId, batch } = job.data;
+    const progress = await runs.progress(runId);
+    if (!progress)
+      throw new UnrecoverableError(`run ${runId} is unknown to this queue (its state was removed)`);
+    if (progress.paused) return delay(job, token, 5_000);
+    const run = await context(runId);
+    const retriesBefore = stats.retries;
+    try {
+      const embedded = await run.reuse.embed(batch, never);
+      const record = batchRecordOf(batch, embedded);
+      const written = await run.writer.writePart(batch.batchId, embedded, batchRecordMetadata(record));
+      run.reuse.committed(
+        written.file,
+        embedded.chunks.map((chunk) => chunk.hash),
+        await run.index(),
+      );
+      metrics?.jobCompleted({ inputs: record.rows, tokens: record.promptTokens, costUsd: record.cost });
+      for (let i = retriesBefore; i < stats.retries; i++) metrics?.retry();
+      if (
+        await runs.done(runId, batch.batchId, {
+          inputs: record.rows,
+          tokens: record.promptTokens,
+          costUsd: record.cost,
+        })
+      ) {
+        await finalizeWhenSettled(runId);
+      }
+    } catch (error) {
+      const cause = error instanceof BatchFailedError ? error.cause : error;
+      if (
+        cause instanceof GatewayError &&
+        (cause.exitCode === ExitCode.credits || cause.exitCode === ExitCode.authentication)
+      ) {
+        // Every worker's next request would fail the same way: pause the queue for all of them.
+        const why = `${cause.exitCode === ExitCode.credits ? 'credits exhausted' : 'authentication failed'}: ${cause.message}`;
+        await runs.pause(runId, why);
+        await queue.pause();
+        logger.error({ runId }, `${why}; the queue is paused: fix it, then run embedpipe resume ${runId}`);
+        return delay(job, token, 5_000);
+      }
+      if (error instanceof BatchFailedError && !error.cause.retryable)
+        throw new UnrecoverableError(error.message);
+      throw error;
+    }
+  };
+
+  const worker = new Worker(
+    address.queue,
+    async (job: Job, token?: string) => {
+      if (job.name === JOB.finalize) {
+        const { runId } = job.data as FinalizeJobData;
+        try {
+          await finalizeRun({ runs, runId, logger, client, queue });
+        } catch (error) {
+          // The dataset is locked for a moment (its producer finishing, a finalize by hand): the
+          // job waits its turn instead of failing, which would leave the run unfinished for good.
+          if (error instanceof OutputLockedError) return delay(job, token, 2_000);
+          throw error;
+        }
+        return;
+      }
+      metrics?.active(worker.concurrency);
+      await processBatch(job as Job<BatchJobData>, token);
+    },
+    {
+      connection,
+      prefix: address.prefix,
+      concurrency: options.concurrency,
+      lockDuration,
+      stalledInterval: Math.min(30_000, lockDuration),
+      // Stalled jobs (their worker died) go back to waiting; counted against the job's attempts.
+      maxStalledCount: DEFAULTS.distributed.attempts,
+    },
+  );
+  worker.on('failed', (job, error) => {
+    if (job?.name === JOB.finalize) {
+      const { runId } = job.data as FinalizeJobData;
+      logger.error(
+        { runId },
+        `finalize failed: ${error.message}; finish the run with embedpipe finalize ${runId}`,
+      );
+      return;
+    }
+    if (!job || job.name !== JOB.batch) return;
+    const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+    if (!final) {
+      metrics?.jobRetried();
+      logger.warn(
+        { jobId: job.id, attempt: job.attemptsMade },
+        `batch failed, the queue retries it later: ${error.message}`,
+      );
+      return;
+    }
+    metrics?.jobFailed();
+    const { runId, batch } = job.data as BatchJobData;
+    logger.error({ jobId: job.id }, `batch failed for good: ${error.message}`);
+    void runs
+      .failed(runId, batch.batchId, error.message)
+      .then(() => finalizeWhenSettled(runId))
+      .catch((e: unknown) => logger.error({ err: String(e) }, 'could not record a failed batch'));
+  });
+  worker.on('error', (error) => logger.error({ err: error.message }, 'worker error'));
+  return {
+    worker,
+    async close() {
+      await worker.close();
+      await queue.close();
+      connection.disconnect();
+    },
+  };
+}
+
+/** Moves the job back to delayed without spending an attempt (BullMQ's DelayedError protocol). */
+async function delay(job: Job, token: string | undefined, ms: number): Promise<never> {
+  await job.moveToDelayed(Date.now() + ms, token);
+  throw new DelayedError();
+}
+
+async function openRun(
+  runs: RunStore,
+  runId: string,
+  client: GatewayClient,
+  logger: Logger,
+  stats: RunStats,
+): Promise<RunContext> {
+  const spec = await runs.spec(runId);
+  if (!spec) throw new UnrecoverableError(`run ${runId} is unknown to this queue`);
+  const writer = new DatasetWriter({
+    dir: spec.versionDir,
+    format: spec.format,
+    metadata: {
+      'embedpipe.model': spec.model,
+      'embedpipe.plan': spec.planKey,
+      'embedpipe.tool': `${TOOL.name}@${TOOL.version}`,
+    },
+    ...(spec.dims ? { dims: spec.dims } : {}),
+  });
+  // The producer's calibration; a worker learns from its own answers too, but never re-plans a
+  // document (its chunks are in other jobs): a chunk the gateway cut is a failure, never stored.
+  const sizing = new RunSizing({
+    model: spec.model,
+    calibration: TokenCalibration.restore(
+      await readCalibration(spec.versionDir),
+      spec.model,
+      spec.budgetTokens,
+    ),
+    overlapTokens: spec.overlap,
+    contextLength: spec.contextLength,
+    margin: DEFAULTS.contextSafetyMargin,
+  });
+  const embedder = new GatewayEmbedder({
+    client,
+    model: spec.model,
+    router: new ProviderRouter(spec.provider),
+    encoding: new EncodingPolicy(spec.encodingFormat),
+    gate: client.retryAfterGate,
+    retry: spec.retry,
+    sizing,
+    stats,
+    logger,
+    ...(spec.pricePerToken !== undefined ? { pricePerToken: spec.pricePerToken } : {}),
+  });
+  let index: Promise<VectorIndex> | undefined;
+  const vectors = () => (index ??= VectorIndex.build(spec.versionDir, spec.linkedFiles, spec.format));
+  logger.info({ runId, version: spec.versionName, model: spec.model }, 'joined run');
+  return {
+    spec,
+    writer,
+    reuse: new ReusingEmbedder({ embedder, sizing, stats, index: vectors }),
+    index: vectors,
+  };
+}

@@ -1,0 +1,283 @@
+/**
+ * Distributed runs on BullMQ + Redis: connections, the job shapes, and a run's shared state.
+ *
+ * One BullMQ queue carries the batches of every run (job id `<runId>.<batchId>`, so enqueueing a
+ * batch twice adds nothing) and one `finalize` job per run. Beside it, embedpipe keeps per run:
+ *
+ *   <prefix>:<queue>:run:<runId>          hash: spec (JSON), planned, produced, paused, counters
+ *   <prefix>:<queue>:run:<runId>:done     set of committed batch ids (at-least-once: SADD counts once)
+ *   <prefix>:<queue>:run:<runId>:failed   hash: batch id → why it failed for good
+ *
+ * Job data holds what a worker needs to embed the batch (its chunks) and never a key: workers read
+ * keys from their own environment.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import { DEFAULTS } from '../config/defaults.js';
+import type { ProviderSettings } from '../config/settings.js';
+import type { Batch } from '../domain.js';
+import { RedisError } from '../errors.js';
+import type { Logger } from '../observability/logger.js';
+
+export interface QueueAddress {
+  readonly redisUrl: string;
+  readonly queue: string;
+  readonly prefix: string;
+}
+
+/** What every worker needs to know about a run, stored once by the producer (no secrets). */
+export interface RunSpec {
+  readonly runId: string;
+  /** The dataset's link (`--out`) and the version the run builds. */
+  readonly outDir: string;
+  readonly versionDir: string;
+  readonly versionName: string;
+  readonly model: string;
+  readonly planKey: string;
+  readonly format: 'parquet' | 'arrow';
+  readonly encodingFormat: 'base64' | 'float';
+  readonly provider: ProviderSettings;
+  readonly retry: { maxAttempts: number; baseDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
+  readonly overlap: number;
+  readonly contextLength?: number;
+  readonly budgetTokens: number;
+  readonly pricePerToken?: number;
+  /** Dims of the version it replaces (same model), so a worker refuses vectors of other dims. */
+  readonly dims?: number;
+  /** Data files linked from the current version: texts they hold are reused, not sent. */
+  readonly linkedFiles: readonly string[];
+  readonly keepVersions: number;
+  readonly input: string;
+  readonly createdAt: string;
+}
+
+export interface BatchJobData {
+  readonly runId: string;
+  readonly batch: Batch;
+}
+
+export interface FinalizeJobData {
+  readonly runId: string;
+}
+
+export const JOB = { batch: 'batch', finalize: 'finalize' } as const;
+
+/**
+ * Queue attempts with exponential backoff for crashes and long outages (HTTP retries happen inside
+ * each attempt); finished jobs are removed so Redis does not grow; failed ones are kept for
+ * `retry-failed`.
+ */
+export function batchJobOptions() {
+  return {
+    attempts: DEFAULTS.distributed.attempts,
+    backoff: { type: 'exponential', delay: DEFAULTS.distributed.backoffMs },
+    removeOnComplete: true,
+    removeOnFail: false,
+  };
+}
+
+/** Job ids may not hold `:` (BullMQ's key separator); run and batch ids are hex and `-`. */
+export const batchJobId = (runId: string, batchId: string) => `${runId}.${batchId}`;
+export const finalizeJobId = (runId: string) => `${runId}.finalize`;
+
+/**
+ * A connection for `role`. Workers wait out Redis outages (BullMQ requires
+ * `maxRetriesPerRequest: null` for them); producers and commands fail fast with a clear message.
+ */
+export async function connectRedis(url: string, role: 'worker' | 'client'): Promise<Redis> {
+  const options: RedisOptions =
+    role === 'worker'
+      ? { maxRetriesPerRequest: null, lazyConnect: true }
+      : { maxRetriesPerRequest: 2, lazyConnect: true, connectTimeout: 5_000, retryStrategy: () => null };
+  const redis = new Redis(url, options);
+  redis.on('error', () => {}); // reported by the failing command, or reconnected from
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    throw new RedisError(
+      `cannot reach Redis at ${redactRedisUrl(url)}: ${(error as Error).message}. ` +
+        'Start it (docker-compose up -d redis), or pass --redis URL / set REDIS_URL',
+      { cause: error },
+    );
+  }
+  if (role === 'client') redis.options.retryStrategy = (times) => Math.min(times * 200, 2_000);
+  return redis;
+}
+
+/** The URL without its password, for messages. */
+export function redactRedisUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(a malformed Redis URL)';
+  }
+}
+
+/**
+ * BullMQ keeps its state in Redis keys that must never be evicted: warn unless `maxmemory-policy`
+ * is `noeviction` (a managed Redis may forbid CONFIG: then say it could not be checked).
+ */
+export async function checkEvictionPolicy(redis: Redis, logger: Logger): Promise<void> {
+  try {
+    const [, policy] = (await redis.config('GET', 'maxmemory-policy')) as [string, string];
+    if (policy !== 'noeviction') {
+      logger.warn(
+        { policy },
+        `Redis maxmemory-policy is ${policy}: under memory pressure it may evict queue keys and lose jobs; set it to noeviction`,
+      );
+    }
+  } catch {
+    logger.warn('could not read Redis maxmemory-policy (CONFIG refused); make sure it is noeviction');
+  }
+}
+
+export interface RunProgress {
+  readonly spec: RunSpec;
+  /** Batches the producer planned that were not already committed; undefined while it still produces. */
+  readonly planned?: number;
+  readonly done: number;
+  readonly failed: number;
+  readonly paused?: string;
+  readonly finalized?: string;
+  readonly inputs: number;
+  readonly tokens: number;
+  readonly costUsd: number;
+  readonly startedAt?: number;
+  readonly lastDoneAt?: number;
+}
+
+/** A run's shared state in Redis. */
+export class RunStore {
+  readonly #redis: Redis;
+  readonly #base: string;
+
+  constructor(redis: Redis, address: Pick<QueueAddress, 'queue' | 'prefix'>) {
+    this.#redis = redis;
+    this.#base = `${address.prefix}:${address.queue}:run`;
+  }
+
+  #key(runId: string, part?: 'done' | 'failed'): string {
+    return part ? `${this.#base}:${runId}:${part}` : `${this.#base}:${runId}`;
+  }
+
+  /**
+   * Starts (or, for the same version, resumes) a run: its spec, and the count of done batches
+   * started afresh, since the producer counts as planned only the batches not committed yet.
+   */
+  async open(spec: RunSpec): Promise<void> {
+    await this.#redis
+      .multi()
+      .hset(this.#key(spec.runId), { spec: JSON.stringify(spec), startedAt: String(Date.now()) })
+      .hdel(
+        this.#key(spec.runId),
+        'produced',
+        'planned',
+        'finalized',
+        'inputs',
+        'tokens',
+        'costUsd',
+        'lastDoneAt',
+      )
+      .del(this.#key(spec.runId, 'done'), this.#key(spec.runId, 'failed'))
+      .exec();
+  }
+
+  async spec(runId: string): Promise<RunSpec | undefined> {
+    const text = await this.#redis.hget(this.#key(runId), 'spec');
+    return text ? (JSON.parse(text) as RunSpec) : undefined;
+  }
+
+  /** The producer is done: `planned` batches were left to embed. */
+  async produced(runId: string, planned: number): Promise<void> {
+    await this.#redis.hset(this.#key(runId), { produced: '1', planned: String(planned) });
+  }
+
+  /** Counts a committed batch once, however often its job ran; true when it was new. */
+  async done(
+    runId: string,
+    batchId: string,
+    usage: { inputs: number; tokens: number; costUsd: number },
+  ): Promise<boolean> {
+    const added = await this.#redis.sadd(this.#key(runId, 'done'), batchId);
+    if (added === 0) return false;
+    await this.#redis
+      .multi()
+      .hincrby(this.#key(runId), 'inputs', usage.inputs)
+      .hincrby(this.#key(runId), 'tokens', usage.tokens)
+      .hincrbyfloat(this.#key(runId), 'costUsd', usage.costUsd)
+      .hset(this.#key(runId), 'lastDoneAt', String(Date.now()))
+      .hdel(this.#key(runId, 'failed'), batchId)
+      .exec();
+    return true;
+  }
+
+  async failed(runId: string, batchId: string, reason: string): Promise<void> {
+    await this.#redis.hset(this.#key(runId, 'failed'), batchId, reason);
+  }
+
+  async failures(runId: string): Promise<Map<string, string>> {
+    return new Map(Object.entries(await this.#redis.hgetall(this.#key(runId, 'failed'))));
+  }
+
+  async clearFailure(runId: string, batchId: string): Promise<void> {
+    await this.#redis.hdel(this.#key(runId, 'failed'), batchId);
+  }
+
+  async pause(runId: string, reason: string): Promise<void> {
+    await this.#redis.hset(this.#key(runId), 'paused', reason);
+  }
+
+  async resume(runId: string): Promise<void> {
+    await this.#redis.hdel(this.#key(runId), 'paused');
+  }
+
+  async finalized(runId: string, outcome: string): Promise<void> {
+    await this.#redis.hset(this.#key(runId), 'finalized', outcome);
+  }
+
+  /** Whether every planned batch is committed or failed for good (finalize can run). */
+  async settled(runId: string): Promise<boolean> {
+    const p = await this.progress(runId);
+    return p !== undefined && p.planned !== undefined && p.done + p.failed >= p.planned;
+  }
+
+  async progress(runId: string): Promise<RunProgress | undefined> {
+    const [hash, done, failed] = await Promise.all([
+      this.#redis.hgetall(this.#key(runId)),
+      this.#redis.scard(this.#key(runId, 'done')),
+      this.#redis.hlen(this.#key(runId, 'failed')),
+    ]);
+    if (!hash['spec']) return undefined;
+    const number = (name: string) => (hash[name] !== undefined ? Number(hash[name]) : undefined);
+    return {
+      spec: JSON.parse(hash['spec']) as RunSpec,
+      ...(hash['produced'] ? { planned: number('planned') ?? 0 } : {}),
+      done,
+      failed,
+      ...(hash['paused'] ? { paused: hash['paused'] } : {}),
+      ...(hash['finalized'] ? { finalized: hash['finalized'] } : {}),
+      inputs: number('inputs') ?? 0,
+      tokens: number('tokens') ?? 0,
+      costUsd: number('costUsd') ?? 0,
+      ...(hash['startedAt'] ? { startedAt: Number(hash['startedAt']) } : {}),
+      ...(hash['lastDoneAt'] ? { lastDoneAt: Number(hash['lastDoneAt']) } : {}),
+    };
+  }
+
+  /** Runs known to this queue, newest first. */
+  async runIds(): Promise<string[]> {
+    const ids = new Set<string>();
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', `${this.#base}:*`, 'COUNT', 200);
+      cursor = next;
+      for (const key of keys) {
+        const id = key.slice(this.#base.length + 1).split(':')[0];
+        if (id) ids.add(id);
+      }
+    } while (cursor !== '0');
+    return [...ids].sort().reverse();
+  }
+}

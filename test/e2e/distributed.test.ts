@@ -1,0 +1,536 @@
+/**
+ * Distributed mode as a user runs it: `embedpipe enqueue`, several `embedpipe worker` processes and
+ * the queue commands, all the built CLI in child processes, against a private redis-server (never the
+ * machine's shared one) and the emulator over real HTTP. Each test finishes a run and reads the
+ * dataset back through its link with DuckDB: every valid document once, chunks 0..k-1, the
+ * emulator's vectors.
+ */
+import { mkdtemp, readdir, readlink, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  EMULATOR_API_KEY,
+  type EmulatorOptions,
+  embeddingFor,
+  type RunningEmulator,
+  startEmulator,
+} from '../../src/emulator/index.js';
+import { lockDataset } from '../../src/output/lock.js';
+import { type CliResult, runCli, spawnCli } from '../helpers/cli.js';
+import { type HardCorpus, writeHardCsv } from '../helpers/corpus.js';
+import { type DatasetRow, readDataset } from '../helpers/duckdb.js';
+import { type RedisServer, startRedisServer } from '../helpers/redis-server.js';
+
+const MODEL = 'emu/embed-small'; // 384 dims, context_length 512 → chunks of at most 460 tokens
+const DIMS = 384;
+/** Short job locks, so a killed worker's jobs come back in seconds (the default is a minute). */
+const LOCK_SECONDS = '4';
+
+let root: string;
+let corpusPath: string;
+let corpus: HardCorpus;
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'embedpipe-distributed-'));
+  corpusPath = join(root, 'corpus.csv');
+  // Long multi-chunk documents, unicode, CSV quoting, rejected rows: about 30 batches of 4.
+  corpus = await writeHardCsv(corpusPath, 40, 5);
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+// Everything a test starts, stopped after it whatever happened.
+const children: ReturnType<typeof spawnCli>[] = [];
+const servers: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await child.result.catch(() => {});
+  }
+  for (const server of servers.splice(0).reverse()) await server.close();
+});
+
+async function redisServer(): Promise<RedisServer> {
+  const server = await startRedisServer();
+  servers.push({ close: () => server.stop() });
+  return server;
+}
+
+async function emulatorWith(options: EmulatorOptions): Promise<RunningEmulator> {
+  const emulator = await startEmulator({ recordRequests: false, ...options });
+  servers.push(emulator);
+  return emulator;
+}
+
+interface Setup {
+  redis: RedisServer;
+  baseUrl: string;
+  key?: string;
+}
+
+const envOf = ({ baseUrl, key = EMULATOR_API_KEY }: Setup) => ({
+  EMBEDPIPE_BASE_URL: baseUrl,
+  EMBEDPIPE_API_KEY: key,
+});
+
+/** The plan flags shared by `enqueue` and `run`: small batches, so a run has many parts. */
+const planFlags = (input: string, out: string) => [
+  '--input',
+  input,
+  '--model',
+  MODEL,
+  '--out',
+  out,
+  '--max-inputs',
+  '4',
+];
+
+interface EnqueueSummary {
+  runId: string;
+  version: string;
+  batches: { planned: number; enqueued: number; committed: number };
+}
+
+async function enqueue(setup: Setup, input: string, out: string): Promise<EnqueueSummary> {
+  const r = await runCli(
+    ['enqueue', ...planFlags(input, out), '--redis', setup.redis.url, '--json'],
+    envOf(setup),
+  );
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as EnqueueSummary;
+}
+
+function startWorker(setup: Setup, extra: string[] = []): ReturnType<typeof spawnCli> {
+  const child = spawnCli(
+    ['worker', '--redis', setup.redis.url, '--concurrency', '2', '--lock-duration', LOCK_SECONDS, ...extra],
+    envOf(setup),
+  );
+  children.push(child);
+  return child;
+}
+
+/** SIGTERM: the worker finishes the jobs it has, then exits 0. */
+async function stopWorker(child: ReturnType<typeof spawnCli>): Promise<CliResult> {
+  child.kill('SIGTERM');
+  const result = await child.result;
+  expect(result.code, result.stderr).toBe(0);
+  return result;
+}
+
+interface Status {
+  state: string;
+  paused?: string;
+  planned?: number;
+  done: number;
+  failed: number;
+  queue: Record<string, number>;
+}
+
+async function status(setup: Setup, runId: string): Promise<Status> {
+  const r = await runCli(['status', runId, '--redis', setup.redis.url, '--json'], envOf(setup));
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as Status;
+}
+
+async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 60_000,
+  everyMs = 100,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+const versionDir = (out: string, version: string) => join(`${out}.versions`, version);
+
+async function partsIn(dir: string): Promise<string[]> {
+  return (await readdir(dir).catch(() => [] as string[])).filter(
+    (f) => f.startsWith('part-') && f.endsWith('.parquet'),
+  );
+}
+
+/** Resolves once the dataset's link points at `version` (finalize switched it). */
+function switchedTo(out: string, version: string, timeoutMs = 90_000): Promise<true> {
+  const target = join(`${basename(out)}.versions`, version);
+  return waitFor(
+    `${out} to switch to ${version}`,
+    async () => (await readlink(out).catch(() => undefined)) === target,
+    timeoutMs,
+    200,
+  );
+}
+
+/**
+ * Every valid document is in the dataset exactly once: its rows, in chunk_index order, spell its
+ * text; chunk indexes run 0..k-1; every vector is the emulator's for the row's text.
+ */
+function expectExactDataset(rows: DatasetRow[], valid: Map<string, string>): void {
+  const byDoc = new Map<string, DatasetRow[]>();
+  for (const row of rows) byDoc.set(row.id, [...(byDoc.get(row.id) ?? []), row]);
+  expect([...byDoc.keys()].sort()).toEqual([...valid.keys()].sort());
+  for (const [id, text] of valid) {
+    const docRows = byDoc.get(id)!;
+    expect(docRows.map((r) => r.text).join(''), id).toBe(text);
+    expect(
+      docRows.map((r) => r.chunk_index),
+      id,
+    ).toEqual(docRows.map((_, i) => i));
+    for (const row of docRows) expect(row.embedding, id).toEqual(embeddingFor(MODEL, row.text, DIMS));
+  }
+}
+
+const comparable = (rows: DatasetRow[]) =>
+  rows.map((r) => ({
+    id: r.id,
+    chunk_index: r.chunk_index,
+    text: r.text,
+    content_hash: r.content_hash,
+    embedding: [...r.embedding],
+  }));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
+  it('survives a worker killed with SIGKILL mid-run and equals `embedpipe run` row for row', {
+    timeout: 150_000,
+  }, async () => {
+    const redis = await redisServer();
+    const emulator = await emulatorWith({ faults: { latencyMs: 250 } });
+    const setup = { redis, baseUrl: emulator.baseUrl };
+    const out = join(root, 'killed');
+    const run = await enqueue(setup, corpusPath, out);
+    expect(run.batches.enqueued).toBeGreaterThan(15);
+    const dir = versionDir(out, run.version);
+
+    const doomed = startWorker(setup);
+    const survivor = startWorker(setup);
+    await waitFor('a few parts', async () => (await partsIn(dir)).length >= 4);
+    await waitFor('requests in flight', () => emulator.stats.inFlight >= 2, 10_000, 5);
+    // Mid-run, with jobs in flight: they stay locked to the dead worker until their lock lapses.
+    doomed.kill('SIGKILL');
+    expect((await doomed.result).signal).toBe('SIGKILL');
+    expect((await partsIn(dir)).length).toBeLessThan(run.batches.enqueued);
+    const fresh = startWorker(setup);
+
+    // Nobody calls finalize: the last job queues it, and it switches the link.
+    await switchedTo(out, run.version);
+    const rows = await readDataset(out);
+    expectExactDataset(rows, corpus.valid);
+    const final = await status(setup, run.runId);
+    expect(final).toMatchObject({ state: 'done', planned: run.batches.enqueued, failed: 0 });
+    expect(final.done).toBe(run.batches.enqueued);
+
+    // The same input and flags through `embedpipe run`: the same dataset, row for row.
+    const local = join(root, 'killed-local');
+    const r = await runCli(['run', ...planFlags(corpusPath, local), '--json'], envOf(setup));
+    expect(r.code, r.stderr).toBe(0);
+    expect(comparable(rows)).toEqual(comparable(await readDataset(local)));
+
+    await stopWorker(survivor);
+    await stopWorker(fresh);
+  });
+
+  it('adds nothing when the same job is enqueued twice, and writes no row twice', {
+    timeout: 90_000,
+  }, async () => {
+    const redis = await redisServer();
+    const emulator = await emulatorWith({});
+    const setup = { redis, baseUrl: emulator.baseUrl };
+    const out = join(root, 'twice');
+    const first = await enqueue(setup, corpusPath, out);
+    const before = await status(setup, first.runId);
+    expect(before.queue['waiting']).toBe(first.batches.enqueued);
+
+    const second = await enqueue(setup, corpusPath, out);
+    expect(second.runId).toBe(first.runId);
+    expect(second.version).toBe(first.version);
+    const after = await status(setup, first.runId);
+    expect(after.queue).toEqual(before.queue);
+    expect(after.planned).toBe(first.batches.enqueued);
+
+    // Someone else holds the dataset's lock while the last job queues finalize (as the producer
+    // does until it exits, or a `finalize` by hand): finalize waits its turn, then switches.
+    const held = await lockDataset(`${out}.versions`);
+    const worker = startWorker(setup);
+    await waitFor(
+      'every batch to be done',
+      async () => (await status(setup, first.runId)).done === first.batches.enqueued,
+      60_000,
+      300,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await readlink(out).catch(() => undefined)).toBeUndefined();
+    await held.release();
+    await switchedTo(out, first.version, 20_000);
+    const rows = await readDataset(out);
+    const keys = rows.map((r) => `${r.id}#${r.chunk_index}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    expectExactDataset(rows, corpus.valid);
+
+    // The next night, nothing changed: the new version needs no job, and the producer queues its
+    // finalize itself, which the waiting worker runs at once.
+    const started = Date.now();
+    const unchanged = await enqueue(setup, corpusPath, out);
+    expect(unchanged).toMatchObject({ version: 'v000002', batches: { enqueued: 0 } });
+    await switchedTo(out, unchanged.version, 20_000);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(comparable(await readDataset(out))).toEqual(comparable(rows));
+    await stopWorker(worker);
+  });
+
+  it('honours every Retry-After of a 429 storm across three workers and a producer', {
+    timeout: 120_000,
+  }, async () => {
+    const redis = await redisServer();
+    const emulator = await emulatorWith({
+      faults: { seed: 11, probabilities: { 429: 0.3 }, retryAfterSeconds: 1, latencyMs: 20 },
+    });
+    const setup = { redis, baseUrl: emulator.baseUrl };
+    const out = join(root, 'storm');
+    const run = await enqueue(setup, corpusPath, out);
+    const workers = [startWorker(setup), startWorker(setup), startWorker(setup)];
+    // A second dataset enqueued on the same key mid-storm: its producer's requests (calibration)
+    // wait out the workers' Retry-After too.
+    await waitFor('a few parts', async () => (await partsIn(versionDir(out, run.version))).length >= 3);
+    const otherOut = join(root, 'storm-other');
+    const other = await enqueue(setup, corpusPath, otherOut);
+
+    await switchedTo(out, run.version);
+    await switchedTo(otherOut, other.version);
+    expectExactDataset(await readDataset(out), corpus.valid);
+    expectExactDataset(await readDataset(otherOut), corpus.valid);
+    expect(emulator.stats.faults['429'] ?? 0).toBeGreaterThanOrEqual(5);
+    // No request arrived before the instant a 429 named (requests already on their way when it
+    // went out, within the emulator's grace, are not counted).
+    expect(emulator.stats.retryAfterViolations).toEqual({});
+    for (const worker of workers) await stopWorker(worker);
+  });
+
+  it('pauses the queue on 402 and completes after `resume`', { timeout: 120_000 }, async () => {
+    const redis = await redisServer();
+    const key = 'credit-limited-key-0001';
+    // The whole run costs about $0.0004 at the emulator (its token count, not the planner's):
+    // enough credit for the calibration and a part of the corpus only.
+    const emulator = await emulatorWith({ keys: [{ key, credits: 0.00015 }] });
+    const setup = { redis, baseUrl: emulator.baseUrl, key };
+
+    const out = join(root, 'credits');
+    const run = await enqueue(setup, corpusPath, out);
+    const workers = [startWorker(setup), startWorker(setup)];
+    const paused = await waitFor(
+      'the run to pause',
+      async () => {
+        const s = await status(setup, run.runId);
+        return s.state === 'paused' ? s : undefined;
+      },
+      60_000,
+      300,
+    );
+    expect(paused.paused).toMatch(/credits exhausted/);
+    expect(paused.done).toBeLessThan(run.batches.enqueued);
+    expect(paused.queue['active']).toBe(0);
+    expect(await readlink(out).catch(() => undefined)).toBeUndefined();
+    // Paused means paused: no worker sends anything more.
+    const requestsWhenPaused = emulator.stats.requests;
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(emulator.stats.requests).toBe(requestsWhenPaused);
+
+    emulator.reset({ recordRequests: false, keys: [{ key, credits: 100 }] });
+    const resumed = await runCli(['resume', run.runId, '--redis', redis.url], envOf(setup));
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(/resumed.*credits exhausted/);
+
+    await switchedTo(out, run.version);
+    expectExactDataset(await readDataset(out), corpus.valid);
+    expect(await status(setup, run.runId)).toMatchObject({ state: 'done', failed: 0 });
+    for (const worker of workers) expect((await stopWorker(worker)).stderr).not.toContain(key);
+  });
+
+  it('completes a run through a Redis restart', { timeout: 120_000 }, async () => {
+    const redis = await redisServer();
+    const emulator = await emulatorWith({ faults: { latencyMs: 300 } });
+    const setup = { redis, baseUrl: emulator.baseUrl };
+    const out = join(root, 'restart');
+    const run = await enqueue(setup, corpusPath, out);
+    const dir = versionDir(out, run.version);
+    const workers = [startWorker(setup), startWorker(setup)];
+    await waitFor('a few parts', async () => (await partsIn(dir)).length >= 4);
+    await redis.restart();
+    expect((await partsIn(dir)).length).toBeLessThan(run.batches.enqueued);
+
+    await switchedTo(out, run.version);
+    expectExactDataset(await readDataset(out), corpus.valid);
+    expect(await status(setup, run.runId)).toMatchObject({ state: 'done', failed: 0 });
+    for (const worker of workers) await stopWorker(worker);
+  });
+
+  it('serves /metrics, and on SIGTERM finishes its jobs and exits 0', { timeout: 120_000 }, async () => {
+    const redis = await redisServer();
+    const emulator = await emulatorWith({ faults: { latencyMs: 400 } });
+    const setup = { redis, baseUrl: emulator.baseUrl };
+    const port = await freePort();
+    // The worker first, waiting for work, as in production.
+    const worker = startWorker(setup, ['--metrics-port', String(port)]);
+    const out = join(root, 'metrics');
+    const run = await enqueue(setup, corpusPath, out);
+    const dir = versionDir(out, run.version);
+
+    const metrics = await waitFor('completed jobs in /metrics', async () => {
+      const text = await fetch(`http://127.0.0.1:${port}/metrics`)
+        .then((r) => r.text())
+        .catch(() => '');
+      const completed = /^embedpipe_jobs_total\{status="completed"\} (\d+)/m.exec(text);
+      return completed && Number(completed[1]) >= 2 ? text : undefined;
+    });
+    expect(metrics).toMatch(/^# TYPE embedpipe_jobs_total counter$/m);
+    expect(metrics).toMatch(/^embedpipe_inputs_total \d+/m);
+    expect(metrics).toMatch(/^embedpipe_tokens_total \d+/m);
+    expect(metrics).toMatch(/^embedpipe_cost_usd_total [\d.e-]+/m);
+    expect(metrics).toMatch(/^embedpipe_request_duration_seconds_bucket\{le="0.5"\} \d+/m);
+    expect(metrics).toMatch(/^embedpipe_jobs_total\{status="failed"\} 0$/m);
+
+    // SIGTERM with requests in flight: they are answered and committed before the worker exits.
+    await waitFor('a request in flight', () => emulator.stats.inFlight > 0, 10_000, 5);
+    const stopped = await stopWorker(worker);
+    expect(stopped.stderr).toMatch(/worker stopped/);
+    expect(emulator.stats.inFlight).toBe(0);
+    const afterStop = await status(setup, run.runId);
+    expect(afterStop.queue['active']).toBe(0);
+    expect(afterStop.failed).toBe(0);
+    expect(afterStop.done).toBe((await partsIn(dir)).length);
+    expect(afterStop.done).toBeLessThan(run.batches.enqueued);
+
+    // Nothing was lost: another worker finishes the run.
+    const next = startWorker(setup);
+    await switchedTo(out, run.version);
+    expectExactDataset(await readDataset(out), corpus.valid);
+    await stopWorker(next);
+  });
+
+  describe('a batch the gateway refuses for good', () => {
+    let proxy: Server;
+    let proxyUrl: string;
+    let upstream: RunningEmulator;
+    /** A request whose every input holds this marker is refused with 400 (while `refusing`). */
+    const MARKER = 'ZZREFUSED';
+    let refusing = false;
+
+    beforeAll(async () => {
+      upstream = await startEmulator({ recordRequests: false });
+      proxy = createServer((req, res) => {
+        const body: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => body.push(chunk));
+        req.on('end', async () => {
+          const text = Buffer.concat(body).toString('utf8');
+          if (refusing && req.url?.endsWith('/embeddings')) {
+            const input = (JSON.parse(text) as { input: string[] }).input;
+            if (input.every((t) => t.includes(MARKER))) {
+              res.writeHead(400, { 'content-type': 'application/json' });
+              res.end(JSON.stringify({ error: { code: 400, message: 'refused by the test proxy' } }));
+              return;
+            }
+          }
+          const answer = await fetch(`${upstream.baseUrl.replace(/\/v1$/, '')}${req.url}`, {
+            method: req.method ?? 'GET',
+            headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' },
+            ...(req.method === 'POST' ? { body: text } : {}),
+          });
+          res.writeHead(answer.status, {
+            'content-type': answer.headers.get('content-type') ?? 'application/json',
+          });
+          res.end(Buffer.from(await answer.arrayBuffer()));
+        });
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/v1`;
+    });
+    afterAll(async () => {
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      await upstream.close();
+    });
+
+    it('status, finalize (exit 5, link unchanged) and retry-failed complete the run', {
+      timeout: 120_000,
+    }, async () => {
+      const redis = await redisServer();
+      const setup = { redis, baseUrl: proxyUrl };
+      // One-chunk documents, packed 4 to a batch in order. The first version has d00–d23; the
+      // second inserts a document after d00 (every batch boundary moves: workers must reuse the
+      // old vectors from the current version, not re-send them) and changes d11–d18 to hold the
+      // marker: at positions 12–19, they are two whole batches of marked inputs.
+      const doc = (i: number, marked = false) => ({
+        id: `d${String(i).padStart(2, '0')}`,
+        text: `document ${i} about the harbor and the meadow${marked ? ` ${MARKER}` : ''}`,
+      });
+      const docsV1 = Array.from({ length: 24 }, (_, i) => doc(i));
+      const changed = Array.from({ length: 24 }, (_, i) => doc(i, i >= 11 && i <= 18));
+      const docsV2 = [changed[0]!, { id: 'dnew', text: 'a new document about tea' }, ...changed.slice(1)];
+      const write = (path: string, list: Array<{ id: string; text: string }>) =>
+        writeFile(path, `${list.map((d) => JSON.stringify(d)).join('\n')}\n`);
+      const before = join(root, 'refused-v1.jsonl');
+      const after = join(root, 'refused-v2.jsonl');
+      await write(before, docsV1);
+      await write(after, docsV2);
+      const out = join(root, 'refused');
+      const first = await runCli(['run', ...planFlags(before, out)], envOf(setup));
+      expect(first.code, first.stderr).toBe(0);
+      const link = await readlink(out);
+      const rowsBefore = await readDataset(out);
+
+      const run = await enqueue(setup, after, out);
+      expect(run.version).toBe('v000002');
+      const inputsBefore = upstream.stats.inputs;
+      refusing = true;
+      const worker = startWorker(setup);
+      const failed = await waitFor(
+        'the run to end incomplete',
+        async () => {
+          const s = await status(setup, run.runId);
+          return s.state === 'incomplete' ? s : undefined;
+        },
+        60_000,
+        300,
+      );
+      expect(failed).toMatchObject({ failed: 2, planned: run.batches.enqueued });
+      expect(failed.done).toBe(run.batches.enqueued - 2);
+      expect(failed.queue['failed']).toBe(2);
+
+      const finalize = await runCli(['finalize', run.runId, '--redis', redis.url], envOf(setup));
+      expect(finalize.code, finalize.stderr).toBe(5);
+      expect(finalize.stdout).toMatch(/2 batches failed for good.*not current.*retry-failed/);
+      expect(await readlink(out)).toBe(link);
+      expect(comparable(await readDataset(out))).toEqual(comparable(rowsBefore));
+
+      refusing = false;
+      const retried = await runCli(['retry-failed', run.runId, '--redis', redis.url], envOf(setup));
+      expect(retried.code, retried.stderr).toBe(0);
+      expect(retried.stdout).toMatch(/2 failed batches queued again/);
+      await switchedTo(out, run.version);
+      expectExactDataset(await readDataset(out), new Map(docsV2.map((d) => [d.id, d.text])));
+      expect(await status(setup, run.runId)).toMatchObject({ state: 'done', failed: 0 });
+      // Only the new and changed texts reached the gateway; the others' vectors were reused.
+      expect(upstream.stats.inputs - inputsBefore).toBe(9);
+      await stopWorker(worker);
+    });
+  });
+});

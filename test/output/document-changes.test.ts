@@ -1,0 +1,158 @@
+/** documentChanges: documents compared by their chunk hashes in chunk order, over real data files. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Chunk, EmbeddedBatch } from '../../src/domain.js';
+import { OutputError } from '../../src/errors.js';
+import { DatasetWriter } from '../../src/output/dataset.js';
+import { documentChanges, type VersionFiles } from '../../src/output/document-changes.js';
+import type { OutputFormat } from '../../src/output/part-file.js';
+
+let root: string;
+let n = 0;
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'embedpipe-changes-'));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+/** A row: document id, chunk index, content hash (the text is derived from the hash). */
+type Row = readonly [id: string, index: number, hash: string];
+
+const hash = (name: string) => name.padStart(64, '0');
+
+function batchOf(batchId: string, rows: readonly Row[]): EmbeddedBatch {
+  const chunks: Chunk[] = rows.map(([documentId, index, h]) => {
+    const text = `text of ${h}`;
+    return {
+      documentId,
+      index,
+      text,
+      start: 0,
+      end: text.length,
+      bytes: Buffer.byteLength(text),
+      tokens: 3,
+      hash: hash(h),
+    };
+  });
+  return {
+    batchId,
+    model: 'test/model-1',
+    chunks,
+    vectors: chunks.map((_, i) => Float32Array.of(i, 1, -1)),
+    failures: [],
+    usage: { promptTokens: 0, cost: 0, requests: 1, retries: 0 },
+    replanned: [],
+  };
+}
+
+/** A version folder holding one real data file per group of rows. */
+async function version(format: OutputFormat, ...files: Row[][]): Promise<VersionFiles> {
+  const dir = join(root, `v${n++}`);
+  const writer = new DatasetWriter({ dir, format, metadata: {} });
+  const names: string[] = [];
+  for (const [i, rows] of files.entries()) {
+    names.push((await writer.writePart(`b${i}`, batchOf(`b${i}`, rows))).file);
+  }
+  return { dir, files: names, format };
+}
+
+describe.each(['parquet', 'arrow'] as const)('documentChanges (%s)', (format) => {
+  it('counts identical documents as unchanged, whatever the row order or file', async () => {
+    const before = await version(
+      format,
+      [
+        ['a', 0, 'a0'],
+        ['a', 1, 'a1'],
+        ['b', 0, 'b0'],
+      ],
+      [['c', 0, 'c0']],
+    );
+    // Same documents, rows shuffled and spread over other files.
+    const after = await version(
+      format,
+      [
+        ['c', 0, 'c0'],
+        ['a', 1, 'a1'],
+      ],
+      [
+        ['b', 0, 'b0'],
+        ['a', 0, 'a0'],
+      ],
+    );
+    expect(await documentChanges(before, after)).toEqual({ added: 0, changed: 0, unchanged: 3, deleted: 0 });
+  });
+
+  it('counts a document whose chunks changed order as changed', async () => {
+    const before = await version(format, [
+      ['a', 0, 'a0'],
+      ['a', 1, 'a1'],
+      ['b', 0, 'b0'],
+    ]);
+    const after = await version(format, [
+      ['a', 0, 'a1'],
+      ['a', 1, 'a0'],
+      ['b', 0, 'b0'],
+    ]);
+    expect(await documentChanges(before, after)).toEqual({ added: 0, changed: 1, unchanged: 1, deleted: 0 });
+  });
+
+  it('counts a document split into more chunks, or merged into fewer, as changed', async () => {
+    const before = await version(format, [
+      ['split', 0, 's0'],
+      ['merged', 0, 'm0'],
+      ['merged', 1, 'm1'],
+    ]);
+    // The first chunk keeps its hash: only the count tells the change.
+    const after = await version(format, [
+      ['split', 0, 's0'],
+      ['split', 1, 's1'],
+      ['merged', 0, 'm0'],
+    ]);
+    expect(await documentChanges(before, after)).toEqual({ added: 0, changed: 2, unchanged: 0, deleted: 0 });
+  });
+
+  it('counts a document whose text changed as changed', async () => {
+    const before = await version(format, [['a', 0, 'old']]);
+    const after = await version(format, [['a', 0, 'new']]);
+    expect(await documentChanges(before, after)).toEqual({ added: 0, changed: 1, unchanged: 0, deleted: 0 });
+  });
+
+  it('counts added and deleted documents', async () => {
+    const before = await version(format, [
+      ['kept', 0, 'k0'],
+      ['gone', 0, 'g0'],
+      ['gone', 1, 'g1'],
+    ]);
+    const after = await version(
+      format,
+      [['kept', 0, 'k0']],
+      [
+        ['new-1', 0, 'n0'],
+        ['new-2', 0, 'n1'],
+        ['new-2', 1, 'n2'],
+      ],
+    );
+    expect(await documentChanges(before, after)).toEqual({ added: 2, changed: 0, unchanged: 1, deleted: 1 });
+  });
+
+  it('counts every document as added against an empty version, and deleted against none', async () => {
+    const empty: VersionFiles = { dir: join(root, 'empty'), files: [], format };
+    const some = await version(format, [
+      ['a', 0, 'a0'],
+      ['b', 0, 'b0'],
+    ]);
+    expect(await documentChanges(empty, some)).toEqual({ added: 2, changed: 0, unchanged: 0, deleted: 0 });
+    expect(await documentChanges(some, empty)).toEqual({ added: 0, changed: 0, unchanged: 0, deleted: 2 });
+  });
+});
+
+it('reports a missing data file as an OutputError naming it', async () => {
+  const some = await version('parquet', [['a', 0, 'a0']]);
+  const broken: VersionFiles = { ...some, files: ['part-missing.parquet'] };
+  await expect(documentChanges(some, broken)).rejects.toThrow(OutputError);
+  await expect(documentChanges(some, broken)).rejects.toThrow(/part-missing\.parquet/);
+});

@@ -1,0 +1,378 @@
+/**
+ * ReusingEmbedder: vectors from the dataset, from other batches' requests in flight, and from
+ * earlier chunks of the same batch; only the other texts are sent. The embedder is a stub recording
+ * what it is sent (the collaborator of the unit under test); the vector index is real, over real
+ * parquet files.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Batch, Chunk, EmbeddedBatch } from '../../src/domain.js';
+import { RunStats } from '../../src/observability/stats.js';
+import { DatasetWriter } from '../../src/output/dataset.js';
+import { VectorIndex } from '../../src/output/vector-index.js';
+import { ReusingEmbedder } from '../../src/pipeline/reuse.js';
+
+const MODEL = 'test/model-1';
+
+let root: string;
+let n = 0;
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'embedpipe-reuse-'));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+/** A chunk of `text`; its hash is derived from the text only (same text, same hash). */
+function chunk(documentId: string, index: number, text: string, tokens = 10): Chunk {
+  return {
+    documentId,
+    index,
+    text,
+    start: 0,
+    end: text.length,
+    bytes: Buffer.byteLength(text),
+    tokens,
+    hash: Buffer.from(text).toString('hex').padStart(64, '0'),
+  };
+}
+
+function batch(batchId: string, chunks: Chunk[]): Batch {
+  return { batchId, model: MODEL, chunks, tokens: chunks.reduce((sum, c) => sum + c.tokens, 0) };
+}
+
+/** The vector the stub embedder answers for a text (distinct per text). */
+function answerFor(text: string): Float32Array {
+  let code = 0;
+  for (const char of text) code = (code * 31 + char.codePointAt(0)!) % 100_000;
+  return Float32Array.of(code, -code, 0.5);
+}
+
+function outcome(b: Batch, chunks: readonly Chunk[], vectors: readonly Float32Array[]): EmbeddedBatch {
+  return {
+    batchId: b.batchId,
+    model: b.model,
+    chunks,
+    vectors,
+    failures: [],
+    usage: { promptTokens: chunks.reduce((s, c) => s + c.tokens, 0), cost: 0, requests: 1, retries: 0 },
+    replanned: [],
+  };
+}
+
+interface Call {
+  readonly batch: Batch;
+  readonly texts: string[];
+  answer(result?: EmbeddedBatch): void;
+  fail(error: Error): void;
+}
+
+/** A stub embedder recording every request; answers at once, or when the test says (`manual`). */
+class StubEmbedder {
+  readonly calls: Call[] = [];
+  nothingSentCalls = 0;
+  constructor(private readonly manual = false) {}
+
+  embedBatch(b: Batch, _signal: AbortSignal): Promise<EmbeddedBatch> {
+    return new Promise((resolve, reject) => {
+      const call: Call = {
+        batch: b,
+        texts: b.chunks.map((c) => c.text),
+        answer: (result) =>
+          resolve(
+            result ??
+              outcome(
+                b,
+                b.chunks,
+                b.chunks.map((c) => answerFor(c.text)),
+              ),
+          ),
+        fail: reject,
+      };
+      this.calls.push(call);
+      if (!this.manual) call.answer();
+    });
+  }
+
+  nothingSent(b: Batch): EmbeddedBatch {
+    this.nothingSentCalls += 1;
+    return { ...outcome(b, [], []), usage: { promptTokens: 0, cost: 0, requests: 0, retries: 0 } };
+  }
+
+  /** Every text sent, over all requests. */
+  get sentTexts(): string[] {
+    return this.calls.flatMap((c) => c.texts);
+  }
+}
+
+/** Stored rows: text → vector, written as a real parquet file, and the index over it. */
+async function indexOver(stored: Record<string, number[]>): Promise<{ index: VectorIndex; dir: string }> {
+  const dir = join(root, `d${n++}`);
+  const file = await writeRows(dir, 'stored', stored);
+  return { index: await VectorIndex.build(dir, [file]), dir };
+}
+
+async function writeRows(dir: string, batchId: string, rows: Record<string, number[]>): Promise<string> {
+  const chunks = Object.keys(rows).map((text, i) => chunk(`stored-${i}`, 0, text));
+  const writer = new DatasetWriter({ dir, format: 'parquet', metadata: {} });
+  const b = batch(batchId, chunks);
+  const part = await writer.writePart(
+    batchId,
+    outcome(
+      b,
+      chunks,
+      Object.values(rows).map((v) => Float32Array.from(v)),
+    ),
+  );
+  return part.file;
+}
+
+function reusing(
+  index: VectorIndex,
+  opts: { manual?: boolean; stale?: (c: Chunk) => boolean } = {},
+): { reuse: ReusingEmbedder; embedder: StubEmbedder; stats: RunStats } {
+  const embedder = new StubEmbedder(opts.manual);
+  const stats = new RunStats();
+  const stale = opts.stale ?? (() => false);
+  const reuse = new ReusingEmbedder({
+    embedder,
+    sizing: { isStale: (c) => stale(c) },
+    stats,
+    index: async () => index,
+  });
+  return { reuse, embedder, stats };
+}
+
+const signal = new AbortController().signal;
+
+/** Resolves once `condition` holds (polled on the macrotask queue), or fails after a while. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (condition()) return;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Tracks whether a promise has settled. */
+function watch<T>(promise: Promise<T>): { promise: Promise<T>; settled: () => boolean } {
+  let done = false;
+  const tracked = promise.finally(() => {
+    done = true;
+  });
+  tracked.catch(() => {});
+  return { promise: tracked, settled: () => done };
+}
+
+const rows = (result: EmbeddedBatch) => result.chunks.map((c) => `${c.documentId}#${c.index}`);
+const vectorsOf = (result: EmbeddedBatch) => result.vectors.map((v) => Array.from(v));
+
+describe('ReusingEmbedder', () => {
+  it('takes stored vectors from the dataset and sends only the other texts, rows in batch order', async () => {
+    const { index } = await indexOver({ 'stored one': [1, 2, 3], 'stored two': [4, 5, 6] });
+    const { reuse, embedder, stats } = reusing(index);
+    const chunks = [
+      chunk('d1', 0, 'stored one', 7),
+      chunk('d1', 1, 'new text', 11),
+      chunk('d2', 0, 'stored two', 13),
+      chunk('d3', 0, 'another new text', 17),
+    ];
+    const result = await reuse.embed(batch('b1', chunks), signal);
+
+    expect(embedder.sentTexts).toEqual(['new text', 'another new text']);
+    expect(result.batchId).toBe('b1');
+    expect(rows(result)).toEqual(['d1#0', 'd1#1', 'd2#0', 'd3#0']);
+    expect(result.chunks).toEqual(chunks);
+    expect(vectorsOf(result)).toEqual([
+      [1, 2, 3],
+      Array.from(answerFor('new text')),
+      [4, 5, 6],
+      Array.from(answerFor('another new text')),
+    ]);
+    expect(stats.chunksReused).toBe(2);
+    expect(stats.chunksDeduplicated).toBe(0);
+    expect(stats.tokensReused).toBe(7 + 13);
+  });
+
+  it('sends nothing when the dataset holds every text', async () => {
+    const { index } = await indexOver({ a: [1, 1, 1], b: [2, 2, 2] });
+    const { reuse, embedder, stats } = reusing(index);
+    const result = await reuse.embed(batch('b1', [chunk('d', 0, 'b'), chunk('d', 1, 'a')]), signal);
+    expect(embedder.calls).toEqual([]);
+    expect(embedder.nothingSentCalls).toBe(1);
+    expect(vectorsOf(result)).toEqual([
+      [2, 2, 2],
+      [1, 1, 1],
+    ]);
+    expect(stats.chunksReused).toBe(2);
+  });
+
+  it('counts rows committed by this run as deduplicated, not reused', async () => {
+    const { index, dir } = await indexOver({ old: [1, 1, 1] });
+    const { reuse, embedder, stats } = reusing(index);
+    const file = await writeRows(dir, 'run1', { 'written this run': [9, 8, 7] });
+    reuse.committed(file, [chunk('x', 0, 'written this run').hash], index);
+    const result = await reuse.embed(
+      batch('b2', [chunk('d', 0, 'written this run', 5), chunk('d', 1, 'old', 3)]),
+      signal,
+    );
+    expect(embedder.calls).toEqual([]);
+    expect(vectorsOf(result)).toEqual([
+      [9, 8, 7],
+      [1, 1, 1],
+    ]);
+    expect(stats.chunksDeduplicated).toBe(1);
+    expect(stats.chunksReused).toBe(1);
+    expect(stats.tokensReused).toBe(8);
+  });
+
+  it('sends a text present twice in one batch once, and gives both rows its vector', async () => {
+    const { index } = await indexOver({});
+    const { reuse, embedder, stats } = reusing(index);
+    const result = await reuse.embed(
+      batch('b1', [chunk('d1', 0, 'same', 4), chunk('d1', 1, 'other', 5), chunk('d2', 0, 'same', 6)]),
+      signal,
+    );
+    expect(embedder.sentTexts).toEqual(['same', 'other']);
+    expect(rows(result)).toEqual(['d1#0', 'd1#1', 'd2#0']);
+    expect(result.vectors[2]).toEqual(result.vectors[0]);
+    expect(Array.from(result.vectors[2]!)).toEqual(Array.from(answerFor('same')));
+    expect(stats.chunksDeduplicated).toBe(1);
+    expect(stats.chunksReused).toBe(0);
+    expect(stats.tokensReused).toBe(6);
+  });
+
+  it('makes a batch wait for the answer of another batch sending the same text, not send it', async () => {
+    const { index } = await indexOver({});
+    const { reuse, embedder, stats } = reusing(index, { manual: true });
+    const first = watch(
+      reuse.embed(batch('b1', [chunk('a', 0, 'shared', 9), chunk('a', 1, 'only one')]), signal),
+    );
+    const second = watch(
+      reuse.embed(batch('b2', [chunk('b', 0, 'shared', 9), chunk('b', 1, 'only two')]), signal),
+    );
+    await until(() => embedder.calls.length === 2, 'both requests');
+    expect(embedder.calls.map((c) => c.texts)).toEqual([['shared', 'only one'], ['only two']]);
+
+    // The second batch's own request is answered: it still waits for the first's.
+    embedder.calls[1]!.answer();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(second.settled()).toBe(false);
+
+    embedder.calls[0]!.answer();
+    const [one, two] = await Promise.all([first.promise, second.promise]);
+    expect(embedder.calls.length).toBe(2);
+    expect(rows(two)).toEqual(['b#0', 'b#1']);
+    expect(vectorsOf(two)).toEqual([Array.from(answerFor('shared')), Array.from(answerFor('only two'))]);
+    expect(vectorsOf(one)[0]).toEqual(Array.from(answerFor('shared')));
+    expect(stats.chunksDeduplicated).toBe(1);
+    expect(stats.tokensReused).toBe(9);
+  });
+
+  it('lets the waiting batch send the text itself when the other batch’s request fails', async () => {
+    const { index } = await indexOver({});
+    const { reuse, embedder, stats } = reusing(index, { manual: true });
+    const first = watch(
+      reuse.embed(batch('b1', [chunk('a', 0, 'shared'), chunk('a', 1, 'only one')]), signal),
+    );
+    const second = watch(
+      reuse.embed(batch('b2', [chunk('b', 0, 'only two'), chunk('b', 1, 'shared')]), signal),
+    );
+    await until(() => embedder.calls.length === 2, 'both requests');
+    embedder.calls[1]!.answer();
+    embedder.calls[0]!.fail(new Error('gateway down'));
+    await expect(first.promise).rejects.toThrow('gateway down');
+
+    await until(() => embedder.calls.length === 3, 'the second batch sending the shared text');
+    expect(embedder.calls[2]!.texts).toEqual(['shared']);
+    expect(embedder.calls[2]!.batch.batchId).toBe('b2');
+    embedder.calls[2]!.answer();
+    const two = await second.promise;
+    expect(rows(two)).toEqual(['b#0', 'b#1']);
+    expect(vectorsOf(two)).toEqual([Array.from(answerFor('only two')), Array.from(answerFor('shared'))]);
+    expect(two.usage.requests).toBe(2);
+    expect(stats.chunksDeduplicated).toBe(0);
+
+    // Nothing of the failed request stays in flight: a later batch sends its text.
+    const third = reuse.embed(batch('b3', [chunk('c', 0, 'only one')]), signal);
+    await until(() => embedder.calls.length === 4, 'the third batch');
+    expect(embedder.calls[3]!.texts).toEqual(['only one']);
+    embedder.calls[3]!.answer();
+    await third;
+  });
+
+  it.each([
+    ['before', true],
+    ['after', false],
+  ])(
+    'does not send a text twice when the batch sending it also reuses a stored vector (%s it)',
+    async (_, sharedFirst) => {
+      const { index } = await indexOver({ stored: [1, 2, 3] });
+      const { reuse, embedder, stats } = reusing(index, { manual: true });
+      const firstChunks = [chunk('a', 0, 'stored'), chunk('a', 1, 'shared', 9)];
+      if (sharedFirst) firstChunks.reverse();
+      const first = reuse.embed(batch('b1', firstChunks), signal);
+      const second = reuse.embed(batch('b2', [chunk('b', 0, 'shared', 9)]), signal);
+      await until(() => embedder.calls.length >= 1, 'a request');
+      await new Promise((r) => setTimeout(r, 20));
+      for (const call of embedder.calls) call.answer();
+      const [one, two] = await Promise.all([first, second]);
+      expect(embedder.sentTexts).toEqual(['shared']);
+      expect(vectorsOf(one)).toContainEqual(Array.from(answerFor('shared')));
+      expect(vectorsOf(one)).toContainEqual([1, 2, 3]);
+      expect(vectorsOf(two)).toEqual([Array.from(answerFor('shared'))]);
+      expect(stats.chunksReused).toBe(1);
+      expect(stats.chunksDeduplicated).toBe(1);
+    },
+  );
+
+  it('sends a stale chunk as planned, even when its text is stored or in the same batch', async () => {
+    const { index } = await indexOver({ stored: [1, 2, 3] });
+    const staleDoc = 'replanned-elsewhere';
+    const { reuse, embedder, stats } = reusing(index, { stale: (c) => c.documentId === staleDoc });
+    const result = await reuse.embed(
+      batch('b1', [chunk(staleDoc, 0, 'stored'), chunk('d', 0, 'dup'), chunk(staleDoc, 1, 'dup')]),
+      signal,
+    );
+    expect(embedder.sentTexts).toEqual(['stored', 'dup', 'dup']);
+    expect(rows(result)).toEqual([`${staleDoc}#0`, 'd#0', `${staleDoc}#1`]);
+    expect(stats.chunksReused + stats.chunksDeduplicated + stats.tokensReused).toBe(0);
+  });
+
+  it('puts the rows of a document the request re-planned after the batch’s rows', async () => {
+    const { index } = await indexOver({ stored: [1, 2, 3] });
+    const embedder = new StubEmbedder();
+    const pieces = [chunk('long', 0, 'long part one'), chunk('long', 1, 'long part two')];
+    embedder.embedBatch = async (b: Batch) => {
+      embedder.calls.push({ batch: b, texts: b.chunks.map((c) => c.text), answer: () => {}, fail: () => {} });
+      const kept = b.chunks.filter((c) => c.documentId !== 'long');
+      const sent = [...kept, ...pieces];
+      return {
+        ...outcome(
+          b,
+          sent,
+          sent.map((c) => answerFor(c.text)),
+        ),
+        replanned: ['long'],
+      };
+    };
+    const stats = new RunStats();
+    const reuse = new ReusingEmbedder({
+      embedder,
+      sizing: { isStale: () => false },
+      stats,
+      index: async () => index,
+    });
+    const result = await reuse.embed(
+      batch('b1', [chunk('long', 0, 'long text'), chunk('d', 0, 'stored'), chunk('e', 0, 'short')]),
+      signal,
+    );
+    expect(rows(result)).toEqual(['d#0', 'e#0', 'long#0', 'long#1']);
+    expect(result.chunks.slice(2)).toEqual(pieces);
+    expect(vectorsOf(result)[0]).toEqual([1, 2, 3]);
+    expect(result.replanned).toEqual(['long']);
+  });
+});
