@@ -21,8 +21,11 @@ export interface ReuseOptions {
 
 export class ReusingEmbedder {
   readonly #options: ReuseOptions;
-  /** Texts sent by this run and not committed yet: hash → the vector, once the answer is in. */
-  readonly #inFlight = new Map<string, Promise<Float32Array | undefined>>();
+  /**
+   * Texts sent by this run and not committed yet: hash → the answer of the batch sending it (one
+   * promise per batch, not per text: this map sees every chunk of the run).
+   */
+  readonly #inFlight = new Map<string, Promise<ReadonlyMap<string, Float32Array>>>();
 
   constructor(options: ReuseOptions) {
     this.#options = options;
@@ -32,17 +35,18 @@ export class ReusingEmbedder {
     const { embedder, sizing, stats } = this.#options;
     const index = await this.#options.index();
     const vectors = new Map<Chunk, Float32Array>();
-    const waiting = new Map<Chunk, Promise<Float32Array | undefined>>();
+    const waiting = new Map<Chunk, Promise<ReadonlyMap<string, Float32Array>>>();
     const sameBatch = new Map<Chunk, Chunk>();
     const firstOf = new Map<string, Chunk>();
     let toSend: Chunk[] = [];
-    const answers = new Map<string, (vector: Float32Array | undefined) => void>();
+    let answer!: (vectors: ReadonlyMap<string, Float32Array>) => void;
+    const answering = new Promise<ReadonlyMap<string, Float32Array>>((resolve) => {
+      answer = resolve;
+    });
     // Batches waiting on this batch's texts send them themselves.
     const giveUp = () => {
-      for (const [hash, answer] of answers) {
-        answer(undefined);
-        this.#inFlight.delete(hash);
-      }
+      answer(new Map());
+      for (const hash of firstOf.keys()) this.#inFlight.delete(hash);
     };
     try {
       for (const chunk of batch.chunks) {
@@ -65,7 +69,7 @@ export class ReusingEmbedder {
             firstOf.set(chunk.hash, chunk);
             // In flight from here on, before this loop awaits a stored vector: a batch planned
             // meanwhile waits for this answer instead of sending the text too.
-            this.#inFlight.set(chunk.hash, new Promise((resolve) => answers.set(chunk.hash, resolve)));
+            this.#inFlight.set(chunk.hash, answering);
           }
           toSend.push(chunk);
         }
@@ -87,12 +91,14 @@ export class ReusingEmbedder {
     }
     const answered = new Map<Chunk, Float32Array>();
     for (const [i, chunk] of sent.chunks.entries()) answered.set(chunk, sent.vectors[i]!);
+    const byHash = new Map<string, Float32Array>();
     for (const [hash, chunk] of firstOf) {
       const vector = answered.get(chunk);
-      answers.get(hash)?.(vector);
+      if (vector) byHash.set(hash, vector);
       // A text the request did not embed (its document re-planned, its input failed) is not in flight.
-      if (!vector) this.#inFlight.delete(hash);
+      else this.#inFlight.delete(hash);
     }
+    answer(byHash);
 
     // Copies within the batch, and texts other batches had in flight.
     toSend = [];
@@ -102,7 +108,7 @@ export class ReusingEmbedder {
       else toSend.push(chunk);
     }
     for (const [chunk, pending] of waiting) {
-      const vector = await pending;
+      const vector = (await pending).get(chunk.hash);
       if (vector) this.#shared(chunk, vector, vectors);
       else toSend.push(chunk);
     }

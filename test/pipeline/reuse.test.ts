@@ -4,6 +4,7 @@
  * what it is sent (the collaborator of the unit under test); the vector index is real, over real
  * parquet files.
  */
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +27,7 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** A chunk of `text`; its hash is derived from the text only (same text, same hash). */
+/** A chunk of `text`; its hash is the text's sha256 (same text, same hash), as content hashes are. */
 function chunk(documentId: string, index: number, text: string, tokens = 10): Chunk {
   return {
     documentId,
@@ -36,7 +37,7 @@ function chunk(documentId: string, index: number, text: string, tokens = 10): Ch
     end: text.length,
     bytes: Buffer.byteLength(text),
     tokens,
-    hash: Buffer.from(text).toString('hex').padStart(64, '0'),
+    hash: createHash('sha256').update(text).digest('hex'),
   };
 }
 
@@ -374,5 +375,17 @@ describe('ReusingEmbedder', () => {
     expect(result.chunks.slice(2)).toEqual(pieces);
     expect(vectorsOf(result)[0]).toEqual([1, 2, 3]);
     expect(result.replanned).toEqual(['long']);
+  });
+});
+
+describe('VectorIndex', () => {
+  it('never answers another text’s vector when two hashes share the 52-bit key prefix', async () => {
+    const { index } = await indexOver({ 'stored one': [1, 2, 3] });
+    const stored = chunk('d', 0, 'stored one').hash;
+    const impostor = `${stored.slice(0, 13)}${'f'.repeat(51)}`;
+    expect(impostor).not.toBe(stored);
+    expect(index.has(impostor)).toBe(true); // the key may collide…
+    expect(await index.vector(impostor)).toBeUndefined(); // …the full hash decides
+    expect([...(await index.vector(stored))!]).toEqual([1, 2, 3]);
   });
 });
