@@ -3,10 +3,11 @@ import { readEnvironment } from '../config/env.js';
 import { loadJobFile } from '../config/job.js';
 import { type RunFlags, resolveRunSettings } from '../config/settings.js';
 import { InterruptedError, MissingKeyError, UsageError } from '../errors.js';
-import { GatewayClient } from '../gateway/index.js';
+import { GatewayClient, retryAfterTooLong } from '../gateway/index.js';
 import { createLogger } from '../observability/logger.js';
 import { RunStats } from '../observability/stats.js';
 import { enqueueCorpus } from '../pipeline/enqueue.js';
+import { SharedRetryAfter } from '../queue/shared-retry-after.js';
 import { attribution } from './context.js';
 import { printJson } from './format.js';
 import { type QueueFlags, queueAddress } from './queue-options.js';
@@ -31,12 +32,19 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
   if (resolved.dryRun) throw new UsageError('--dry-run: use embedpipe run --dry-run to price a corpus');
   const settings = { ...resolved, emulator: false };
   if (!env.apiKey) throw new MissingKeyError('EMBEDPIPE_API_KEY');
+  let shared: SharedRetryAfter | undefined;
   const client = new GatewayClient({
     baseUrl: settings.baseUrl,
     apiKey: env.apiKey,
     timeoutMs: settings.timeoutMs,
     maxInFlight: settings.concurrency,
     maxRetryAfterMs: settings.retry.maxRetryAfterMs,
+    // The workers of this queue use the same key: a 429 seen here holds them back too, and theirs this.
+    onRetryAfter: (event) => {
+      void shared
+        ?.publish(event.until)
+        .catch((error: unknown) => logger.warn({ err: String(error) }, 'could not share a Retry-After'));
+    },
     ...attribution(env),
   });
   const controller = new AbortController();
@@ -52,6 +60,17 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
       address,
       ...(flags.highWater !== undefined ? { highWater: flags.highWater } : {}),
       signal: controller.signal,
+      shareRetryAfter: async (redis) => {
+        shared = await SharedRetryAfter.start({
+          redis,
+          queue: address.queue,
+          prefix: address.prefix,
+          gate: client.retryAfterGate,
+          tooLong: retryAfterTooLong,
+          onError: (error) => logger.warn({ err: error.message }, 'shared Retry-After'),
+        });
+        return shared;
+      },
     });
     if (flags.json) printJson(summary);
     else {

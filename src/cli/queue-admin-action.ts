@@ -155,7 +155,8 @@ export async function retryFailedAction(runId: string, flags: AdminFlags): Promi
       }
       await runs.clearFailure(runId, batchId);
     }
-    await runs.finalized(runId, '');
+    // The run is unfinished again (a finished run stays as it is: nothing was queued).
+    if (failed.size > 0) await runs.finalized(runId, '');
     process.stdout.write(`${runId}: ${retried} failed batches queued again\n`);
   });
 }

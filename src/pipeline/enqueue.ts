@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { DEFAULTS } from '../config/defaults.js';
 import { checkGatewayTransport, type RunSettings } from '../config/settings.js';
 import { EncodingPolicy } from '../embedding/encoding-policy.js';
@@ -66,6 +67,12 @@ export interface EnqueueDependencies {
   readonly address: QueueAddress;
   readonly highWater?: number;
   readonly signal?: AbortSignal;
+  /**
+   * Bridges the client's Retry-After gate to the queue's workers over this connection (see
+   * SharedRetryAfter), so the producer's requests (calibration) and the workers' wait out each
+   * other's 429s: they share one key. Resolves to what closes the bridge.
+   */
+  readonly shareRetryAfter?: (redis: Redis) => Promise<{ close(): Promise<void> }>;
 }
 
 /** A run's id: its dataset and version, so enqueueing the same version again is the same run. */
@@ -81,6 +88,13 @@ export async function enqueueCorpus(
   const { client, logger, stats, address } = deps;
   const started = Date.now();
   const redis = await connectRedis(address.redisUrl, 'client');
+  let shared: { close(): Promise<void> } | undefined;
+  try {
+    shared = await deps.shareRetryAfter?.(redis);
+  } catch (error) {
+    redis.disconnect();
+    throw error;
+  }
   const queue = new Queue<BatchJobData>(address.queue, {
     connection: redis,
     prefix: address.prefix,
@@ -221,6 +235,7 @@ export async function enqueueCorpus(
       await session.release();
     }
   } finally {
+    await shared?.close();
     await queue.close();
     redis.disconnect();
   }

@@ -90,6 +90,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   };
   const never = new AbortController().signal;
   const lockDuration = options.lockDurationMs ?? DEFAULTS.distributed.lockDurationMs;
+  /** Batch jobs this process is working on now (the jobs_active gauge). */
+  let active = 0;
 
   const finalizeWhenSettled = async (runId: string) => {
     if (await runs.settled(runId))
@@ -107,9 +109,16 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       throw new UnrecoverableError(`run ${runId} is unknown to this queue (its state was removed)`);
     if (progress.paused) return delay(job, token, 5_000);
     const run = await context(runId);
-    const retriesBefore = stats.retries;
     try {
       const embedded = await run.reuse.embed(batch, never);
+      // A job whose lock lapsed (this process froze, or stalled past the lock's duration) is done
+      // again by another worker, and its run may be finalized already: a part written now would
+      // add its rows to the dataset a second time. Still ours, the lock is extended for the write.
+      if (token !== undefined && (await job.extendLock(token, lockDuration)) !== 1) {
+        const message = `lost the lock of job ${job.id} (this worker stalled longer than its lock): another worker does this batch; its part is not written`;
+        logger.warn({ runId, jobId: job.id }, message);
+        throw new Error(message);
+      }
       const record = batchRecordOf(batch, embedded);
       const written = await run.writer.writePart(batch.batchId, embedded, batchRecordMetadata(record));
       run.reuse.committed(
@@ -118,16 +127,16 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         await run.index(),
       );
       metrics?.jobCompleted({ inputs: record.rows, tokens: record.promptTokens, costUsd: record.cost });
-      for (let i = retriesBefore; i < stats.retries; i++) metrics?.retry();
-      if (
-        await runs.done(runId, batch.batchId, {
-          inputs: record.rows,
-          tokens: record.promptTokens,
-          costUsd: record.cost,
-        })
-      ) {
-        await finalizeWhenSettled(runId);
-      }
+      // This batch's own retries (the process's counter also moves with its other jobs').
+      for (let i = 0; i < record.retries; i++) metrics?.retry();
+      await runs.done(runId, batch.batchId, {
+        inputs: record.rows,
+        tokens: record.promptTokens,
+        costUsd: record.cost,
+      });
+      // Also when an earlier run of this job counted it first: that run may have died before it
+      // looked, and then nobody else would queue finalize.
+      await finalizeWhenSettled(runId);
     } catch (error) {
       const cause = error instanceof BatchFailedError ? error.cause : error;
       if (
@@ -162,8 +171,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         }
         return;
       }
-      metrics?.active(worker.concurrency);
-      await processBatch(job as Job<BatchJobData>, token);
+      metrics?.active(++active);
+      try {
+        await processBatch(job as Job<BatchJobData>, token);
+      } finally {
+        metrics?.active(--active);
+      }
     },
     {
       connection,

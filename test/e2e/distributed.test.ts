@@ -5,7 +5,7 @@
  * dataset back through its link with DuckDB: every valid document once, chunks 0..k-1, the
  * emulator's vectors.
  */
-import { mkdtemp, readdir, readlink, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -36,7 +36,7 @@ let corpus: HardCorpus;
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'embedpipe-distributed-'));
   corpusPath = join(root, 'corpus.csv');
-  // Long multi-chunk documents, unicode, CSV quoting, rejected rows: about 30 batches of 4.
+  // Long multi-chunk documents, unicode, CSV quoting, rejected rows: about 20 batches of 4.
   corpus = await writeHardCsv(corpusPath, 40, 5);
 });
 afterAll(async () => {
@@ -244,9 +244,45 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     const r = await runCli(['run', ...planFlags(corpusPath, local), '--json'], envOf(setup));
     expect(r.code, r.stderr).toBe(0);
     expect(comparable(rows)).toEqual(comparable(await readDataset(local)));
+    const counts = async (dir: string) => {
+      const { documents, chunks, rejects, failures, rows, tokens, costUsd } = JSON.parse(
+        await readFile(join(dir, '_manifest.json'), 'utf8'),
+      ).counts;
+      return { documents, chunks, rejects, failures, rows, tokens, costUsd };
+    };
+    expect(await counts(out)).toEqual(await counts(local));
+    expect(await readFile(join(out, '_rejects.jsonl'), 'utf8')).toBe(
+      await readFile(join(local, '_rejects.jsonl'), 'utf8'),
+    );
 
     await stopWorker(survivor);
     await stopWorker(fresh);
+  });
+
+  it('keeps a frozen worker that wakes after its jobs were redone from adding rows twice', {
+    timeout: 120_000,
+  }, async () => {
+    const redis = await redisServer();
+    const emulator = await emulatorWith({ faults: { latencyMs: 300 } });
+    const setup = { redis, baseUrl: emulator.baseUrl };
+    const out = join(root, 'frozen');
+    const run = await enqueue(setup, corpusPath, out);
+    const frozen = startWorker(setup);
+    await waitFor('requests in flight', () => emulator.stats.inFlight >= 2, 20_000, 5);
+    // A long GC pause, a frozen VM: its jobs' locks lapse and another worker does them again.
+    frozen.kill('SIGSTOP');
+    const other = startWorker(setup);
+    await switchedTo(out, run.version);
+    const rows = await readDataset(out);
+    expectExactDataset(rows, corpus.valid);
+    // The frozen worker wakes up and finishes what it was doing: the dataset must not change.
+    frozen.kill('SIGCONT');
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(await partsIn(out)).toEqual([]);
+    expect(comparable(await readDataset(out))).toEqual(comparable(rows));
+    const woken = await stopWorker(frozen);
+    expect(woken.stderr).toMatch(/lost the lock of job/);
+    await stopWorker(other);
   });
 
   it('adds nothing when the same job is enqueued twice, and writes no row twice', {
@@ -266,6 +302,10 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     const after = await status(setup, first.runId);
     expect(after.queue).toEqual(before.queue);
     expect(after.planned).toBe(first.batches.enqueued);
+    // Finalize by hand before the work is done: it waits, and changes nothing.
+    const early = await runCli(['finalize', first.runId, '--redis', redis.url], envOf(setup));
+    expect(early.code, early.stderr).toBe(0);
+    expect(early.stdout).toMatch(new RegExp(`${first.batches.enqueued} batches are still in the queue`));
 
     // Someone else holds the dataset's lock while the last job queues finalize (as the producer
     // does until it exits, or a `finalize` by hand): finalize waits its turn, then switches.
@@ -307,7 +347,8 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     const setup = { redis, baseUrl: emulator.baseUrl };
     const out = join(root, 'storm');
     const run = await enqueue(setup, corpusPath, out);
-    const workers = [startWorker(setup), startWorker(setup), startWorker(setup)];
+    const ports = [await freePort(), await freePort(), await freePort()];
+    const workers = ports.map((port) => startWorker(setup, ['--metrics-port', String(port)]));
     // A second dataset enqueued on the same key mid-storm: its producer's requests (calibration)
     // wait out the workers' Retry-After too.
     await waitFor('a few parts', async () => (await partsIn(versionDir(out, run.version))).length >= 3);
@@ -322,6 +363,16 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     // No request arrived before the instant a 429 named (requests already on their way when it
     // went out, within the emulator's grace, are not counted).
     expect(emulator.stats.retryAfterViolations).toEqual({});
+    // Every 429 a worker got was retried once, and its metrics say so.
+    let rateLimited = 0;
+    let retries = 0;
+    for (const port of ports) {
+      const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
+      rateLimited += Number(/^embedpipe_rate_limited_total (\d+)$/m.exec(text)?.[1]);
+      retries += Number(/^embedpipe_http_retries_total (\d+)$/m.exec(text)?.[1]);
+    }
+    expect(rateLimited).toBeGreaterThan(0);
+    expect(retries).toBe(rateLimited);
     for (const worker of workers) await stopWorker(worker);
   });
 
@@ -419,10 +470,19 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     expect(afterStop.done).toBe((await partsIn(dir)).length);
     expect(afterStop.done).toBeLessThan(run.batches.enqueued);
 
-    // Nothing was lost: another worker finishes the run.
-    const next = startWorker(setup);
+    // Nothing was lost: another worker finishes the run, and its metrics add up.
+    const nextPort = await freePort();
+    const next = startWorker(setup, ['--metrics-port', String(nextPort)]);
     await switchedTo(out, run.version);
     expectExactDataset(await readDataset(out), corpus.valid);
+    const idle = await fetch(`http://127.0.0.1:${nextPort}/metrics`).then((r) => r.text());
+    expect(idle).toMatch(
+      new RegExp(
+        `^embedpipe_jobs_total\\{status="completed"\\} ${run.batches.enqueued - afterStop.done}$`,
+        'm',
+      ),
+    );
+    expect(idle).toMatch(/^embedpipe_jobs_active 0$/m);
     await stopWorker(next);
   });
 
@@ -514,6 +574,12 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
       expect(failed).toMatchObject({ failed: 2, planned: run.batches.enqueued });
       expect(failed.done).toBe(run.batches.enqueued - 2);
       expect(failed.queue['failed']).toBe(2);
+      const table = await runCli(['status', '--redis', redis.url], envOf(setup));
+      expect(table.code, table.stderr).toBe(0);
+      expect(table.stdout).toMatch(
+        new RegExp(`^${run.runId}\\s+incomplete\\s+${run.batches.enqueued}\\s+`, 'm'),
+      );
+      expect(table.stdout).toMatch(/^queue: 0 waiting, 0 in flight, 0 delayed, 2 failed$/m);
 
       const finalize = await runCli(['finalize', run.runId, '--redis', redis.url], envOf(setup));
       expect(finalize.code, finalize.stderr).toBe(5);
@@ -527,6 +593,11 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
       expect(retried.stdout).toMatch(/2 failed batches queued again/);
       await switchedTo(out, run.version);
       expectExactDataset(await readDataset(out), new Map(docsV2.map((d) => [d.id, d.text])));
+      expect(await status(setup, run.runId)).toMatchObject({ state: 'done', failed: 0 });
+      // Nothing left to retry: a second retry-failed changes nothing.
+      const again = await runCli(['retry-failed', run.runId, '--redis', redis.url], envOf(setup));
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toMatch(/0 failed batches queued again/);
       expect(await status(setup, run.runId)).toMatchObject({ state: 'done', failed: 0 });
       // Only the new and changed texts reached the gateway; the others' vectors were reused.
       expect(upstream.stats.inputs - inputsBefore).toBe(9);
