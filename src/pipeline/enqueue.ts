@@ -32,7 +32,7 @@ import {
 import { DatasetTally } from './batch-record.js';
 import { calibrate, readCalibration, writeCalibration } from './calibrate.js';
 import { RetainedRows } from './finalize.js';
-import { openOutput } from './output-session.js';
+import { committedBatches, openOutput } from './output-session.js';
 import { findModel, makePlan } from './plan.js';
 import { ProducedPlan, produce } from './produce.js';
 import { sizingFor } from './to-send.js';
@@ -163,6 +163,9 @@ export async function enqueueCorpus(
       };
       const runs = new RunStore(redis, address);
       await runs.open(spec);
+      // What the version holds, read again after the run's done-count was reset: a batch workers
+      // committed before this point is skipped here, one committed after is counted there.
+      const { fileOf, committed } = await committedBatches(session.writer);
       logger.info({ runId, version: session.version.name }, 'enqueueing');
 
       const rejects = sideFile(dir, REJECTS_FILE);
@@ -187,8 +190,8 @@ export async function enqueueCorpus(
           plan,
           sizing,
           stats,
-          committed: session.committed,
-          fileOf: session.fileOf,
+          committed,
+          fileOf,
           onReject: (reject) => rejects.add(reject),
         },
         produced,

@@ -121,6 +121,17 @@ async function open(
   };
 }
 
+/** The batches a version holds now, with the file holding each and its record. */
+export async function committedBatches(writer: DatasetWriter): Promise<{
+  fileOf: Map<string, string>;
+  committed: Map<string, BatchRecord | undefined>;
+}> {
+  const fileOf = await writer.batchFiles();
+  const committed = new Map<string, BatchRecord | undefined>();
+  for (const batchId of fileOf.keys()) committed.set(batchId, batchRecordFrom(await writer.readPartMetadata(batchId)));
+  return { fileOf, committed };
+}
+
 /** The manifest of the dataset's current version (through its link), for commands that only read. */
 export function currentManifest(outDir: string): Promise<Manifest | ManifestV1 | undefined> {
   return readManifest(outDir).catch(() => undefined);
