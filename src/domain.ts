@@ -3,13 +3,61 @@
  * every stage can import them without import cycles.
  */
 
+/** The MIME types of the images a corpus may hold (sniffed from the bytes, never from a name). */
+export type ImageMime = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
+
+/**
+ * An image of a document, as planned: serializable (a batch carries it through a queue), and small
+ * except for an inline data URL, which is carried whole. A local file's bytes are not kept: they are
+ * read again when its request is built, and checked against `sha256`.
+ *
+ * - `file`: a local file (a folder's image, or a path in an `--image-field`), sent as a data URL.
+ * - `data`: a data URL from an `--image-field`, validated and re-encoded from its bytes.
+ * - `url`: an http(s) URL, passed through as is (never fetched: its bytes are unknown here).
+ */
+export type ImageRef =
+  | {
+      readonly kind: 'file';
+      /** The `image_source` column: the path relative to the corpus (or as the field wrote it). */
+      readonly source: string;
+      /** Absolute path, read when the request is built. */
+      readonly path: string;
+      readonly mime: ImageMime;
+      /** Size of the file in bytes. */
+      readonly bytes: number;
+      /** Hex sha256 of the bytes: part of the content hash, and the `image_sha256` column. */
+      readonly sha256: string;
+      /** Length of the data URL the request carries (the per-request byte budget counts it). */
+      readonly urlBytes: number;
+    }
+  | {
+      readonly kind: 'data';
+      readonly source: string;
+      /** The data URL sent. */
+      readonly url: string;
+      readonly mime: ImageMime;
+      readonly bytes: number;
+      readonly sha256: string;
+      readonly urlBytes: number;
+    }
+  | {
+      readonly kind: 'url';
+      /** The URL itself. */
+      readonly source: string;
+      readonly url: string;
+      readonly urlBytes: number;
+    };
+
 /** One document from a corpus. `line` is 1-based (the CSV record's first line, the JSONL line, 1 for a file). */
 export interface Document {
   readonly id: string;
+  /** The text; for a document with an image, its caption (may be empty). */
   readonly text: string;
   /** The file the document came from (as given on the command line, or relative inside a folder). */
   readonly source: string;
   readonly line: number;
+  /** An image embedded together with `text` into one vector: the document is one chunk, never split. */
+  readonly image?: ImageRef;
 }
 
 /** A corpus entry that could not become a document; written to `_rejects.jsonl`, never dropped silently. */
@@ -38,8 +86,10 @@ export interface Chunk {
   readonly bytes: number;
   /** Estimated gateway tokens (bytes × the calibrated tokens-per-byte envelope), for planning. */
   readonly tokens: number;
-  /** content_hash: hex sha256 of (model, text); the cache and incremental-run key. */
+  /** content_hash: hex sha256 of (model, text) or (model, text, image); the cache and incremental-run key. */
   readonly hash: string;
+  /** The document's image: the chunk is the whole document, sent as one text+image block. */
+  readonly image?: ImageRef;
 }
 
 /** One array-input `/embeddings` request's worth of chunks. `batchId` is deterministic (see planning/). */

@@ -3,7 +3,17 @@ export { DEFAULTS } from './config/defaults.js';
 export { readEnvironment } from './config/env.js';
 export { loadJobFile, parseJob } from './config/job.js';
 export { type RunFlags, type RunSettings, resolveRunSettings } from './config/settings.js';
-export type { Batch, Chunk, ChunkFailure, CorpusEntry, Document, EmbeddedBatch, Reject } from './domain.js';
+export type {
+  Batch,
+  Chunk,
+  ChunkFailure,
+  CorpusEntry,
+  Document,
+  EmbeddedBatch,
+  ImageMime,
+  ImageRef,
+  Reject,
+} from './domain.js';
 export { EMULATOR_API_KEY, EMULATOR_MANAGEMENT_KEY, embeddingFor, startEmulator } from './emulator/index.js';
 export {
   ConfigError,

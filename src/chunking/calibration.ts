@@ -292,5 +292,10 @@ function charsOf(profile: readonly number[]): number {
 }
 
 function usable(observation: TokenObservation): boolean {
-  return charsOf(observation.profile) >= MIN_EVIDENCE_CHARS && observation.tokens > 0;
+  return isEvidence(observation.profile) && observation.tokens > 0;
+}
+
+/** Whether a text of this profile is long enough for its count to teach anything (else not worth a probe). */
+export function isEvidence(profile: readonly number[]): boolean {
+  return charsOf(profile) >= MIN_EVIDENCE_CHARS;
 }

@@ -3,12 +3,13 @@ export {
   type CalibrationEpoch,
   type CalibrationState,
   featureShares,
+  isEvidence,
   MEASURED_SHARE,
   TokenCalibration,
   type TokenObservation,
 } from './calibration.js';
 export { type ChunkOptions, chunkDocument } from './chunker.js';
-export { contentHash } from './hash.js';
+export { contentHash, imageContentHash } from './hash.js';
 export {
   BYTE_BOUND_WEIGHTS,
   CLASSES,

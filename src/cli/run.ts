@@ -23,10 +23,27 @@ export function registerRun(program: Command): void {
 /** The options `run` and `enqueue` share: how the corpus is read, planned and sent. */
 export function addRunOptions(command: Command): Command {
   return command
-    .option('--input <path>', 'CSV, JSONL, or a folder of .txt/.md files')
-    .option('--format <format>', 'csv | jsonl | text (default: from the extension)')
+    .option('--input <path>', 'CSV, JSONL, a folder of .txt/.md files, or a folder of images')
+    .option(
+      '--format <format>',
+      'csv | jsonl | text | images (default: from the extension; a folder holding images: images)',
+    )
     .option('--id-field <name>', 'id column or key (default: id)')
-    .option('--text-field <name>', 'text column or key (default: text)')
+    .option('--text-field <name>', 'text column or key (default: text); with an image, its caption')
+    .option(
+      '--image-field <name>',
+      'CSV/JSONL column or key holding an image: http(s) URL, data URL, or a path relative to the file',
+    )
+    .option(
+      '--max-image-bytes <n>',
+      'largest image; a larger one is a reject (default: 20971520)',
+      integerOption(1),
+    )
+    .option(
+      '--max-image-bytes-per-request <n>',
+      'summed image data URL bytes per request (default: 20971520)',
+      integerOption(1),
+    )
     .option('--model <model>', 'embedding model, <provider>/<model_name>')
     .option('--out <dir>', 'output folder (default: out)')
     .option('--output-format <format>', 'parquet | arrow (default: parquet)')

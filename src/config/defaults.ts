@@ -16,6 +16,22 @@ export const DEFAULTS = {
   /** A single CSV record, JSONL line or text file larger than this is a reject (memory stays bounded). */
   maxEntryBytes: 64 * 1024 * 1024,
 
+  /** Images (a folder of images, or `--image-field`). */
+  images: {
+    /** A larger image (or a data URL decoding to more) is a reject: never read whole, never sent. */
+    maxBytes: 20 * 2 ** 20,
+    /**
+     * Data URL bytes per request (base64: 4/3 of the image). Requests of images are packed up to
+     * this as well as to the input and token caps; a single image over it goes in a request alone.
+     */
+    maxBytesPerRequest: 20 * 2 ** 20,
+    /**
+     * Planning's estimate of the gateway tokens one image counts for, added to its caption's: the
+     * emulator counts 85 (OpenAI's low-detail tile price); what the gateway bills is its usage.
+     */
+    tokensPerImage: 85,
+  },
+
   /** Chunk budget when the model lists no context_length. */
   fallbackContextLength: 8192,
   /** Tokens kept free below context_length: our tokenizer may not be the gateway's. */

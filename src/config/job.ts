@@ -14,9 +14,13 @@ export const jobFileSchema = z.strictObject({
   description: z.string().optional(),
   input: z.strictObject({
     path: z.string().min(1),
-    format: z.enum(['csv', 'jsonl', 'text']).optional(),
+    format: z.enum(['csv', 'jsonl', 'text', 'images']).optional(),
     idField: z.string().min(1).optional(),
     textField: z.string().min(1).optional(),
+    /** CSV column or JSONL property holding an image: http(s) URL, data URL, or a path relative to the file. */
+    imageField: z.string().min(1).optional(),
+    /** Largest image in bytes (`--max-image-bytes`): a larger one is a reject. */
+    maxImageBytes: positiveInt.optional(),
     /** Follow symlinks in a text folder that point outside it (default: rejected). */
     followSymlinks: z.boolean().optional(),
   }),
@@ -49,6 +53,8 @@ export const jobFileSchema = z.strictObject({
     .strictObject({
       maxInputs: positiveInt.max(2048).optional(),
       maxTokensPerRequest: positiveInt.optional(),
+      /** Summed data URL bytes per request of images (`--max-image-bytes-per-request`). */
+      maxImageBytesPerRequest: positiveInt.optional(),
     })
     .optional(),
   concurrency: positiveInt.max(1024).optional(),

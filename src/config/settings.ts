@@ -8,7 +8,7 @@ import { DEFAULTS } from './defaults.js';
 import type { Environment } from './env.js';
 import type { JobFile } from './job.js';
 
-export type CorpusFormatSetting = 'csv' | 'jsonl' | 'text';
+export type CorpusFormatSetting = 'csv' | 'jsonl' | 'text' | 'images';
 
 export interface ProviderSettings {
   readonly order?: readonly string[];
@@ -21,6 +21,12 @@ export interface RunSettings {
   readonly format?: CorpusFormatSetting;
   readonly idField: string;
   readonly textField: string;
+  /** CSV column or JSONL property holding an image (http(s) URL, data URL, or a path relative to the file). */
+  readonly imageField?: string;
+  /** Largest image in bytes: a larger one is a reject. */
+  readonly maxImageBytes: number;
+  /** Summed data URL bytes per request of images. */
+  readonly maxImageBytesPerRequest: number;
   readonly model: string;
   readonly outDir: string;
   readonly outputFormat: 'parquet' | 'arrow';
@@ -64,6 +70,9 @@ export interface RunFlags {
   format?: string;
   idField?: string;
   textField?: string;
+  imageField?: string;
+  maxImageBytes?: number;
+  maxImageBytesPerRequest?: number;
   model?: string;
   out?: string;
   outputFormat?: string;
@@ -152,7 +161,8 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
   };
 
   const format =
-    oneOf('--format', flags.format, ['csv', 'jsonl', 'text'] as const) ?? jobFormatFor(input, job);
+    oneOf('--format', flags.format, ['csv', 'jsonl', 'text', 'images'] as const) ?? jobFormatFor(input, job);
+  const imageField = flags.imageField ?? job?.input.imageField;
   const maxTokens = positive('--max-tokens', flags.maxTokens) ?? job?.chunking?.maxTokens;
   const maxCostUsd = nonNegative('--max-cost', flags.maxCost) ?? job?.maxCostUsd;
   const settings: RunSettings = {
@@ -160,6 +170,15 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
     ...(format ? { format } : {}),
     idField: flags.idField ?? job?.input.idField ?? DEFAULTS.idField,
     textField: flags.textField ?? job?.input.textField ?? DEFAULTS.textField,
+    ...(imageField !== undefined ? { imageField } : {}),
+    maxImageBytes:
+      positive('--max-image-bytes', flags.maxImageBytes) ??
+      job?.input.maxImageBytes ??
+      DEFAULTS.images.maxBytes,
+    maxImageBytesPerRequest:
+      positive('--max-image-bytes-per-request', flags.maxImageBytesPerRequest) ??
+      job?.batching?.maxImageBytesPerRequest ??
+      DEFAULTS.images.maxBytesPerRequest,
     model,
     outDir: flags.out ? resolve(flags.out) : (job?.output?.dir ?? resolve(DEFAULTS.outDir)),
     outputFormat:

@@ -25,6 +25,7 @@ import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
 import type { FileReadOptions } from './entries.js';
 import { Reason, reject, toEntry } from './entries.js';
+import { imageRowEntry } from './images.js';
 import { inputBytes } from './input-stream.js';
 import { LineIndex } from './line-index.js';
 import { decodeUtf8, withoutBom } from './utf8.js';
@@ -44,6 +45,8 @@ interface Row {
 interface Header {
   readonly idIndex: number;
   readonly textIndex: number;
+  /** The image column, with --image-field. */
+  readonly imageIndex?: number;
   readonly width: number;
 }
 
@@ -94,7 +97,8 @@ export async function* readCsv(options: CsvReadOptions): AsyncGenerator<CorpusEn
 
   for await (const row of parser as AsyncIterable<Row>) {
     yield* row.before;
-    yield records.toEntry(row);
+    const entry = records.toEntry(row);
+    yield entry instanceof Promise ? await entry : entry;
   }
   yield* records.finish();
 }
@@ -164,13 +168,19 @@ class RecordTracker {
     return row;
   }
 
-  /** A good record as a document or a reject. */
-  toEntry(row: Row): CorpusEntry {
+  /** A good record as a document or a reject (a promise when it names an image to read). */
+  toEntry(row: Row): CorpusEntry | Promise<CorpusEntry> {
     const { file, ids } = this.#options;
     const header = this.header!;
     const id = decodeUtf8(row.fields[header.idIndex]!);
     const text = decodeUtf8(row.fields[header.textIndex]!);
     if (id === undefined || text === undefined) return reject(file, row.line, Reason.invalidUtf8, id);
+    if (header.imageIndex !== undefined) {
+      const image = decodeUtf8(row.fields[header.imageIndex]!);
+      if (image === undefined) return reject(file, row.line, Reason.invalidUtf8, id);
+      // With an image the text is its caption, and may be empty.
+      if (image !== '' && id !== '') return imageRowEntry(this.#options, row.line, id, text, image);
+    }
     return toEntry(ids, file, row.line, id, text);
   }
 
@@ -224,7 +234,13 @@ function readHeader(fields: readonly Uint8Array[], options: CsvReadOptions): Hea
     throw new UsageError(`${options.file}: the CSV header row is not valid UTF-8`);
   const idIndex = names.indexOf(options.idField);
   const textIndex = names.indexOf(options.textField);
-  const missing = [idIndex < 0 ? options.idField : undefined, textIndex < 0 ? options.textField : undefined]
+  const { imageField } = options;
+  const imageIndex = imageField === undefined ? undefined : names.indexOf(imageField);
+  const missing = [
+    idIndex < 0 ? options.idField : undefined,
+    textIndex < 0 ? options.textField : undefined,
+    imageIndex !== undefined && imageIndex < 0 ? imageField : undefined,
+  ]
     .filter((name) => name !== undefined)
     .map((name) => JSON.stringify(name));
   if (missing.length > 0) {
@@ -234,7 +250,7 @@ function readHeader(fields: readonly Uint8Array[], options: CsvReadOptions): Hea
       `${options.file}: the CSV header has no ${missing.join(' or ')} column (columns: ${shown.join(', ')})`,
     );
   }
-  return { idIndex, textIndex, width: fields.length };
+  return { idIndex, textIndex, ...(imageIndex !== undefined ? { imageIndex } : {}), width: fields.length };
 }
 
 /** csv-parse's message without its line numbers (ours are the right ones) or dumped field bytes. */

@@ -2,7 +2,7 @@
  * The one place where an (id, text) pair read from any format becomes a document or a reject: the
  * same checks, in the same order, with the same stable reject wording for every reader.
  */
-import type { CorpusEntry } from '../domain.js';
+import type { CorpusEntry, ImageRef } from '../domain.js';
 import type { IdRegistry } from './ids.js';
 
 /** Reject reasons. Short and stable: users grep _rejects.jsonl for them. */
@@ -17,6 +17,14 @@ export interface FileReadOptions {
   readonly ids: IdRegistry;
   /** Called with the size of every piece of input read. */
   readonly onBytes: (bytes: number) => void;
+  /**
+   * CSV column or JSONL property holding an image (http(s) URL, data URL, or a path relative to the
+   * file): a row with one is a text+image document whose text may be empty; a row whose field is
+   * empty (or, in JSONL, absent or null) is a text document.
+   */
+  readonly imageField?: string | undefined;
+  /** Largest image in bytes (required with `imageField`). */
+  readonly maxImageBytes?: number | undefined;
 }
 
 export const Reason = {
@@ -39,6 +47,21 @@ export const Reason = {
   notRegularFile: (kind: string) => `not a regular file (${kind}): skipped`,
   symlinkOutside: (target: string) =>
     `symlink to ${target}, outside the input folder: skipped (pass --follow-symlinks to follow it)`,
+  emptyImage: 'empty image (0 bytes)',
+  imageTooLarge: (bytes: number, limit: number) =>
+    `image too large: ${bytes} bytes (limit ${limit}, --max-image-bytes)`,
+  notAnImage: (head: string) => `not a PNG, JPEG, GIF or WebP image (it starts with ${head || 'nothing'})`,
+  corruptImage: (type: string, what: string) => `corrupt ${type} image: ${what}`,
+  unreadableImage: (code: string) => `unreadable image (${code})`,
+  invalidDataUrl: (why: string) => `invalid data URL: ${why}`,
+  invalidImageUrl: 'invalid URL',
+  unsupportedImageUrl: (scheme: string) =>
+    `unsupported URL scheme ${scheme} (an image is an http(s) URL, a data URL or a local path)`,
+  nonStringImage: (type: string) => `non-string image (${type})`,
+  caption: (file: string, problem: string) => `caption ${file}: ${problem}`,
+  captionTooLong: (tokens: number, budget: number) =>
+    `caption too long: about ${tokens} tokens with its image, over the chunk budget of ${budget} ` +
+    "(an image's document is one chunk, never split; shorten the caption)",
 } as const;
 
 export function reject(file: string, line: number, reason: string, id?: string): CorpusEntry {
@@ -49,14 +72,23 @@ const ONLY_WHITESPACE = /^\s*$/u;
 
 /**
  * Checks a candidate document whose id and text are already known to be strings, and registers
- * its id. `text` is kept exactly as given: no trimming, no normalisation.
+ * its id. `text` is kept exactly as given: no trimming, no normalisation. With an image, the text
+ * is its caption and may be empty.
  */
-export function toEntry(ids: IdRegistry, file: string, line: number, id: string, text: string): CorpusEntry {
+export function toEntry(
+  ids: IdRegistry,
+  file: string,
+  line: number,
+  id: string,
+  text: string,
+  image?: ImageRef,
+): CorpusEntry {
   if (id === '') return reject(file, line, Reason.missingId);
-  if (text === '') return reject(file, line, Reason.emptyText, id);
-  if (ONLY_WHITESPACE.test(text)) return reject(file, line, Reason.whitespaceText, id);
+  if (image === undefined && text === '') return reject(file, line, Reason.emptyText, id);
+  if (image === undefined && ONLY_WHITESPACE.test(text)) return reject(file, line, Reason.whitespaceText, id);
   // Registered last: a rejected row never claims its id, so a later valid row with it still counts.
   const firstSeen = ids.claim(id, file, line);
   if (firstSeen !== undefined) return reject(file, line, Reason.duplicateId(firstSeen), id);
-  return { kind: 'document', document: { id, text, source: file, line } };
+  const document = { id, text, source: file, line };
+  return { kind: 'document', document: image === undefined ? document : { ...document, image } };
 }

@@ -1,29 +1,32 @@
 /**
- * Corpus readers: a CSV file, a JSONL file, or a folder (or single file) of plain text, read as a
+ * Corpus readers: a CSV file, a JSONL file (either with an optional image field), a folder (or
+ * single file) of plain text, or a folder of images with captions (or a single image), read as a
  * stream of documents and rejects in corpus order. Memory does not grow with the corpus, except
  * for the compact registry of ids used to detect duplicates.
  *
  * Problems with the whole input (missing, unreadable, no usable CSV header, empty folder) are
  * thrown as UsageError; problems with one entry become a reject and reading goes on.
  */
-import { constants } from 'node:fs';
+import { constants, type Dirent, readdirSync, statSync } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
-import { extname } from 'node:path';
+import { extname, join } from 'node:path';
 import { DEFAULTS } from '../config/defaults.js';
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
 import { readCsv } from './csv.js';
 import { IdRegistry } from './ids.js';
+import { readImageFolder, readSingleImage } from './image-folder.js';
+import { isImageFileName } from './images.js';
 import { readJsonl } from './jsonl.js';
 import { CorpusStats } from './stats.js';
 import { readTextFile, readTextFolder } from './text-folder.js';
 
 export { CorpusStats } from './stats.js';
 
-export type CorpusFormat = 'csv' | 'jsonl' | 'text';
+export type CorpusFormat = 'csv' | 'jsonl' | 'text' | 'images';
 
 export interface CorpusOptions {
-  /** A .csv, .jsonl/.ndjson, .txt/.md file, or a folder of .txt/.md files. */
+  /** A .csv, .jsonl/.ndjson, .txt/.md or image file, or a folder of .txt/.md files or of images. */
   readonly path: string;
   /** Overrides detection from the extension. */
   readonly format?: CorpusFormat;
@@ -31,6 +34,10 @@ export interface CorpusOptions {
   readonly idField: string;
   /** CSV column or JSONL property holding the text. */
   readonly textField: string;
+  /** CSV column or JSONL property holding an image (URL, data URL or path); CSV and JSONL only. */
+  readonly imageField?: string | undefined;
+  /** Largest image in bytes; default DEFAULTS.images.maxBytes. */
+  readonly maxImageBytes?: number | undefined;
   /** Updated while reading, for progress displays. */
   readonly stats?: CorpusStats;
   /** Called with the size of every piece of input read from disk (for a progress ETA). */
@@ -46,17 +53,90 @@ export interface CorpusOptions {
 
 export const DEFAULT_MAX_ENTRY_BYTES: number = DEFAULTS.maxEntryBytes;
 
-/** The format implied by a path: .csv, .jsonl/.ndjson, or text for a folder or a .txt/.md file. */
+/**
+ * The format implied by a path: .csv, .jsonl/.ndjson, text for a .txt/.md file, images for an image
+ * file; a folder is `images` when it holds any image file (anywhere in it), else `text`.
+ */
 export function detectFormat(path: string, stat: { isDirectory(): boolean }): CorpusFormat {
-  if (stat.isDirectory()) return 'text';
+  if (stat.isDirectory()) return folderHoldsImages(path) ? 'images' : 'text';
   // `docs.jsonl.gz`, `docs.csv.gz`: the format of what is inside (gzip is sniffed when read).
   const extension = extname(path.replace(/\.gz$/i, '')).toLowerCase();
   if (extension === '.csv') return 'csv';
   if (extension === '.jsonl' || extension === '.ndjson') return 'jsonl';
   if (extension === '.txt' || extension === '.md') return 'text';
+  if (isImageFileName(path)) return 'images';
   throw new UsageError(
     `cannot tell the format of ${path} from its extension: pass --format csv, --format jsonl or --format text`,
   );
+}
+
+/**
+ * Whether a folder holds an image file (by name; hidden entries skipped; symlinked folders not
+ * entered), stopping at the first one. False for a path that is not a readable folder.
+ */
+export function folderHoldsImages(root: string): boolean {
+  const pending = [root];
+  while (pending.length > 0) {
+    const folder = pending.pop()!;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(folder, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      if (entry.name.startsWith('.')) continue;
+      if (entry.isDirectory()) pending.push(join(folder, entry.name));
+      else if ((entry.isFile() || entry.isSymbolicLink()) && isImageFileName(entry.name)) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * The format a corpus will be read in, decided before anything is read (a run checks the model's
+ * input modalities against it before it spends anything): `format` when given, else detected
+ * from the path. Undefined when the input does not exist (reading it says so). Throws UsageError
+ * for combinations no reader takes (--image-field on a folder, --format images on a CSV…).
+ */
+export function resolveCorpusFormat(options: {
+  readonly path: string;
+  readonly format?: CorpusFormat | undefined;
+  readonly imageField?: string | undefined;
+}): CorpusFormat | undefined {
+  const { path, imageField } = options;
+  let info: ReturnType<typeof statSync>;
+  try {
+    info = statSync(path);
+  } catch {
+    return options.format;
+  }
+  const format = options.format ?? detectFormat(path, info);
+  checkCombination(path, info.isDirectory(), format, imageField);
+  return format;
+}
+
+function checkCombination(
+  path: string,
+  folder: boolean,
+  format: CorpusFormat,
+  imageField: string | undefined,
+): void {
+  if (folder && format !== 'text' && format !== 'images') {
+    throw new UsageError(`${path} is a folder: --format ${format} needs a file`);
+  }
+  if (!folder && format === 'images' && !isImageFileName(path)) {
+    throw new UsageError(
+      `--format images reads a folder of images (or one .png/.jpg/.gif/.webp file); ${path} is not one. ` +
+        'For a CSV or JSONL file naming images, use --image-field',
+    );
+  }
+  if (imageField !== undefined && format !== 'csv' && format !== 'jsonl') {
+    throw new UsageError(
+      `--image-field names a CSV column or JSONL property, but ${path} is read as ${folder ? 'a folder' : format}` +
+        (folder ? ' (in a folder of images every image is a document, its caption the .txt beside it)' : ''),
+    );
+  }
 }
 
 /**
@@ -74,9 +154,7 @@ async function* read(options: CorpusOptions): AsyncGenerator<CorpusEntry> {
   const info = await statInput(path);
   const format = options.format ?? detectFormat(path, info);
   const folder = info.isDirectory();
-  if (folder && format !== 'text') {
-    throw new UsageError(`${path} is a folder: --format ${format} needs a file`);
-  }
+  checkCombination(path, folder, format, options.imageField);
   if (!folder) {
     await access(path, constants.R_OK).catch((error: NodeJS.ErrnoException) => {
       throw new UsageError(`cannot read input ${path} (${error.code ?? error.message})`);
@@ -89,6 +167,8 @@ async function* read(options: CorpusOptions): AsyncGenerator<CorpusEntry> {
     file: path,
     idField: options.idField,
     textField: options.textField,
+    imageField: options.imageField,
+    maxImageBytes: options.maxImageBytes ?? DEFAULTS.images.maxBytes,
     ids: new IdRegistry(),
     maxEntryBytes: options.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES,
     followSymlinks: options.followSymlinks ?? false,
@@ -110,7 +190,7 @@ async function* read(options: CorpusOptions): AsyncGenerator<CorpusEntry> {
   // An input with no row at all (an empty file, a CSV of a header only) is a mistake, not a dataset.
   if (!any) {
     throw new UsageError(
-      `no documents in the input: ${path} holds no ${format === 'csv' ? 'CSV record below its header' : format === 'jsonl' ? 'JSON line' : 'text'}`,
+      `no documents in the input: ${path} holds no ${format === 'csv' ? 'CSV record below its header' : format === 'jsonl' ? 'JSON line' : format === 'images' ? 'image' : 'text'}`,
     );
   }
 }
@@ -120,6 +200,8 @@ interface ReaderOptions {
   readonly file: string;
   readonly idField: string;
   readonly textField: string;
+  readonly imageField: string | undefined;
+  readonly maxImageBytes: number;
   readonly ids: IdRegistry;
   readonly maxEntryBytes: number;
   readonly followSymlinks: boolean;
@@ -142,6 +224,10 @@ function reader(
       return folder
         ? readTextFolder({ ...options, maxFileBytes: maxEntryBytes, onTotalBytes })
         : readTextFile({ ...options, maxFileBytes: maxEntryBytes });
+    case 'images':
+      return folder
+        ? readImageFolder({ ...options, maxFileBytes: maxEntryBytes, onTotalBytes })
+        : readSingleImage({ ...options, maxFileBytes: maxEntryBytes });
   }
 }
 

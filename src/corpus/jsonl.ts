@@ -7,6 +7,7 @@ import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
 import type { FileReadOptions } from './entries.js';
 import { Reason, reject, toEntry } from './entries.js';
+import { imageRowEntry } from './images.js';
 import { inputBytes } from './input-stream.js';
 import { LineSplitter, type RawLine } from './lines.js';
 import { decodeUtf8, stripBom } from './utf8.js';
@@ -25,12 +26,12 @@ export async function* readJsonl(options: JsonlReadOptions): AsyncGenerator<Corp
   for await (const chunk of inputBytes(options.path, options.file, options.onBytes)) {
     for (const line of lines.push(chunk)) {
       const entry = lineToEntry(line, options, fields);
-      if (entry !== undefined) yield entry;
+      if (entry !== undefined) yield entry instanceof Promise ? await entry : entry;
     }
   }
   for (const line of lines.end()) {
     const entry = lineToEntry(line, options, fields);
-    if (entry !== undefined) yield entry;
+    if (entry !== undefined) yield entry instanceof Promise ? await entry : entry;
   }
 }
 
@@ -68,8 +69,12 @@ class FieldCheck {
   }
 }
 
-/** The entry for one line, or undefined for a blank line. */
-function lineToEntry(line: RawLine, options: JsonlReadOptions, fields?: FieldCheck): CorpusEntry | undefined {
+/** The entry for one line (a promise when the row names an image to read), or undefined for a blank line. */
+function lineToEntry(
+  line: RawLine,
+  options: JsonlReadOptions,
+  fields?: FieldCheck,
+): CorpusEntry | Promise<CorpusEntry> | undefined {
   const { file } = options;
   const { number } = line;
   if (line.bytes === undefined) return reject(file, number, Reason.tooLarge(line.size, options.maxLineBytes));
@@ -92,12 +97,28 @@ function lineToEntry(line: RawLine, options: JsonlReadOptions, fields?: FieldChe
   const record = value as Record<string, unknown>;
   const id = Object.hasOwn(record, options.idField) ? record[options.idField] : undefined;
   const text = Object.hasOwn(record, options.textField) ? record[options.textField] : undefined;
-  fields?.note(record, id !== undefined && id !== null && id !== '' && text !== undefined && text !== null);
+  const { imageField } = options;
+  const image =
+    imageField !== undefined && Object.hasOwn(record, imageField) ? record[imageField] : undefined;
+  const hasImage = image !== undefined && image !== null && image !== '';
+  fields?.note(
+    record,
+    id !== undefined && id !== null && id !== '' && ((text !== undefined && text !== null) || hasImage),
+  );
   if (id === undefined || id === null || id === '') return reject(file, number, Reason.missingId);
   if (typeof id !== 'string') return reject(file, number, Reason.nonStringId(typeOf(id)));
   // JSON escapes can spell a lone surrogate ("\ud800"), which no UTF-8 output can store exactly.
   // isWellFormed: no lone surrogate; native, ~10× faster than a \p{Surrogate} scan.
   if (!id.isWellFormed()) return reject(file, number, Reason.unpairedSurrogate('id'));
+  if (hasImage) {
+    // A caption may be absent, null or empty.
+    if (typeof image !== 'string') return reject(file, number, Reason.nonStringImage(typeOf(image)), id);
+    if (text !== undefined && text !== null && typeof text !== 'string')
+      return reject(file, number, Reason.nonStringText(typeOf(text)), id);
+    const caption = typeof text === 'string' ? text : '';
+    if (!caption.isWellFormed()) return reject(file, number, Reason.unpairedSurrogate('text'), id);
+    return imageRowEntry(options, number, id, caption, image);
+  }
   if (text === undefined || text === null) return reject(file, number, Reason.missingText, id);
   if (typeof text !== 'string') return reject(file, number, Reason.nonStringText(typeOf(text)), id);
   if (!text.isWellFormed()) return reject(file, number, Reason.unpairedSurrogate('text'), id);

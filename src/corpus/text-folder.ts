@@ -35,8 +35,8 @@ export interface TextReadOptions {
   readonly followSymlinks?: boolean;
 }
 
-/** A .txt/.md file found in the folder, or a problem found while walking it. */
-type Found =
+/** A file found in the folder, or a problem found while walking it. */
+export type Found =
   | { readonly rel: string; readonly abs: string; readonly size: number }
   | { readonly rel: string; readonly problem: string; readonly isFile: boolean };
 
@@ -49,22 +49,23 @@ export function isTextFileName(name: string): boolean {
 
 /** Every .txt/.md file of a folder: id and source are the path relative to the folder, with `/`. */
 export async function* readTextFolder(options: TextReadOptions): AsyncGenerator<CorpusEntry> {
-  const found = await walk(options.path, options.file, options.followSymlinks ?? false);
+  const found = await walkFolder(options.path, options.file, options.followSymlinks ?? false, isTextFileName);
   if (found.length === 0) throw new UsageError(`no .txt or .md files in folder ${options.file}`);
   options.onTotalBytes?.(found.reduce((sum, item) => sum + ('size' in item ? item.size : 0), 0));
   for (const item of found) {
     if ('problem' in item) yield reject(item.rel, 1, item.problem, item.isFile ? item.rel : undefined);
-    else yield await readDocument(item.abs, item.rel, item.rel, item.size, options);
+    else yield await readTextDocument(item.abs, item.rel, item.rel, item.size, options);
   }
 }
 
 /** One text file as one document, its id the file's base name. */
 export async function* readTextFile(options: TextReadOptions): AsyncGenerator<CorpusEntry> {
   const { size } = await stat(options.path);
-  yield await readDocument(options.path, options.file, basename(options.path), size, options);
+  yield await readTextDocument(options.path, options.file, basename(options.path), size, options);
 }
 
-async function readDocument(
+/** One text file as one document (`file` names it in the document and its rejects). */
+export async function readTextDocument(
   path: string,
   file: string,
   id: string,
@@ -84,8 +85,13 @@ async function readDocument(
   return toEntry(options.ids, file, 1, id, text);
 }
 
-/** The folder's .txt/.md files and walk problems, sorted by relative path. */
-async function walk(root: string, display: string, followSymlinks: boolean): Promise<Found[]> {
+/** The folder's files whose names `include` picks, and walk problems, sorted by relative path. */
+export async function walkFolder(
+  root: string,
+  display: string,
+  followSymlinks: boolean,
+  include: (name: string) => boolean,
+): Promise<Found[]> {
   const found: Found[] = [];
   const realRoot = await realpath(root).catch(() => root);
   const inside = (target: string): boolean => {
@@ -116,13 +122,13 @@ async function walk(root: string, display: string, followSymlinks: boolean): Pro
           target = await stat(abs);
         } catch (error) {
           // A dangling link that looks like a document is reported; anything else is not ours.
-          if (isTextFileName(entry.name))
+          if (include(entry.name))
             found.push({ rel: childRel, problem: Reason.unreadableFile(errorCode(error)), isFile: true });
           continue;
         }
         kind = kindOf(target);
         size = target.size;
-        if (!followSymlinks && (kind === 'folder' || isTextFileName(entry.name))) {
+        if (!followSymlinks && (kind === 'folder' || include(entry.name))) {
           const real = await realpath(abs).catch(() => abs);
           if (!inside(real)) {
             found.push({ rel: childRel, problem: Reason.symlinkOutside(real), isFile: kind !== 'folder' });
@@ -141,7 +147,7 @@ async function walk(root: string, display: string, followSymlinks: boolean): Pro
         ancestors.add(key);
         await visit(abs, childRel);
         ancestors.delete(key);
-      } else if (kind === 'file' && isTextFileName(entry.name)) {
+      } else if (kind === 'file' && include(entry.name)) {
         try {
           size ??= (await stat(abs)).size;
           found.push({ rel: childRel, abs, size });
@@ -175,6 +181,6 @@ async function folderKey(path: string): Promise<string> {
   return `${dev}:${ino}`;
 }
 
-function errorCode(error: unknown): string {
+export function errorCode(error: unknown): string {
   return (error as NodeJS.ErrnoException).code ?? String(error);
 }

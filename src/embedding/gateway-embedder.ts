@@ -9,6 +9,8 @@
  *   document's rows stay numbered 0..k-1 and no stored vector is of a truncated text.
  * - A 400 on several inputs splits the request in halves until the offending input is alone; the
  *   rest of the batch is kept. What cannot be embedded becomes a ChunkFailure with the message.
+ * - Chunks with images go as multimodal blocks (caption + image, one joint vector each), asked for
+ *   as `float`; a local image gone or changed since planning fails its chunk (image-input.ts).
  * - Retries exhausted: the batch is not committed (BatchFailedError), so a re-run tries it again.
  * - 401/402/404, a dimension change, abort: thrown, fatal for the run.
  * - The run's cost cap (`budget`): each attempt reserves its estimated cost before it is sent and
@@ -28,12 +30,14 @@ import {
   InvalidResponseError,
   ProviderOverloadedError,
 } from '../gateway/index.js';
+import type { MultimodalBlock } from '../gateway/wire.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
 import { type RetryAfterGate, type RetryPolicy, withRetry } from '../retry/index.js';
 import type { ChunkSizing } from './chunk-sizing.js';
 import type { CostBudget } from './cost-budget.js';
 import type { EncodingPolicy } from './encoding-policy.js';
+import { blockOf, ImageUnavailableError, imageUrlOf } from './image-input.js';
 import type { ProviderRouter } from './provider-router.js';
 import { isTooLongMessage, statedInputTokens, statedTokenLimit } from './too-long.js';
 
@@ -217,7 +221,7 @@ export class GatewayEmbedder {
       tokens: 0,
       hash: '',
     };
-    const result = await this.#request([probe], outcome, signal);
+    const result = await this.#request([probe], [text], outcome, signal);
     const tokens = result.usage?.promptTokens;
     return { ...(tokens !== undefined ? { tokens } : {}), cost: outcome.cost };
   }
@@ -226,11 +230,24 @@ export class GatewayEmbedder {
     const { sizing } = this.#options;
     const batchId = outcome.batch.batchId;
     // A document may have been re-planned since this group was formed (by this or another batch).
-    const chunks = group.filter((chunk) => !sizing.isStale(chunk, batchId));
+    const live = group.filter((chunk) => !sizing.isStale(chunk, batchId));
+    if (live.length === 0) return;
+    // A request's input is strings or blocks, never both (the planner keeps them apart anyway).
+    const withImages = live.filter((chunk) => chunk.image !== undefined);
+    if (withImages.length > 0 && withImages.length < live.length) {
+      await this.#embedGroup(
+        live.filter((chunk) => chunk.image === undefined),
+        outcome,
+        signal,
+      );
+      await this.#embedGroup(withImages, outcome, signal);
+      return;
+    }
+    const { chunks, input } = await this.#inputOf(live, outcome);
     if (chunks.length === 0) return;
     let result: EmbeddingsResult;
     try {
-      result = await this.#request(chunks, outcome, signal);
+      result = await this.#request(chunks, input, outcome, signal);
     } catch (error) {
       if (!(error instanceof BadRequestError)) {
         if (error instanceof GatewayError && error.retryable) throw new BatchFailedError(batchId, error);
@@ -290,14 +307,49 @@ export class GatewayEmbedder {
     return true;
   }
 
-  #request(chunks: readonly Chunk[], outcome: BatchOutcome, signal: AbortSignal): Promise<EmbeddingsResult> {
+  /**
+   * The request input of `chunks`: their texts, or for chunks with images one block each (see
+   * image-input.ts). A local image that is gone or changed since it was planned fails its chunk.
+   */
+  async #inputOf(
+    chunks: readonly Chunk[],
+    outcome: BatchOutcome,
+  ): Promise<{ chunks: Chunk[]; input: string[] | MultimodalBlock[] }> {
+    if (chunks.every((chunk) => chunk.image === undefined))
+      return { chunks: [...chunks], input: chunks.map((c) => c.text) };
+    const urls = await Promise.all(
+      chunks.map((chunk) => imageUrlOf(chunk.image!).catch((error: unknown) => error as Error)),
+    );
+    const sent: Chunk[] = [];
+    const input: MultimodalBlock[] = [];
+    chunks.forEach((chunk, i) => {
+      const url = urls[i]!;
+      if (typeof url === 'string') {
+        sent.push(chunk);
+        input.push(blockOf(chunk.text, url));
+        return;
+      }
+      if (!(url instanceof ImageUnavailableError)) throw url;
+      outcome.fail(chunk, url.message);
+      this.#options.stats.chunkFailures += 1;
+    });
+    return { chunks: sent, input };
+  }
+
+  #request(
+    chunks: readonly Chunk[],
+    input: string[] | MultimodalBlock[],
+    outcome: BatchOutcome,
+    signal: AbortSignal,
+  ): Promise<EmbeddingsResult> {
     const { client, model, router, encoding, gate, retry, stats, logger, budget } = this.#options;
-    const input = chunks.map((c) => c.text);
+    // Image input is asked for as floats (the interface's encoding for it).
+    const images = chunks.some((c) => c.image !== undefined);
     const estimateUsd = budget ? this.#estimateCost(chunks) : 0;
-    let askedFor = encoding.current;
+    let askedFor = images ? 'float' : encoding.current;
     return withRetry(
       async () => {
-        askedFor = encoding.current;
+        askedFor = images ? 'float' : encoding.current;
         // Before anything is counted or sent: a refused reservation sends nothing (and is not retried).
         const reservation = budget?.reserve(
           estimateUsd,

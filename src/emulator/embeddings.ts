@@ -23,6 +23,8 @@ export interface PreparedInput {
   tokens: number;
   /** Cut to the context length (a truncating model): its vector is of a prefix. */
   truncated: boolean;
+  /** Image parts in it (a multimodal block). */
+  images?: number;
 }
 
 /** A valid POST /embeddings request. */
@@ -134,17 +136,19 @@ function prepareText(model: EmbeddingModelConfig, text: string, i: number): Prep
 function prepareBlock(model: EmbeddingModelConfig, parts: ContentPart[], i: number): PreparedInput {
   const counter = tokenizer(model.tokenizer);
   let tokens = 0;
+  let images = 0;
   for (const part of parts) {
     if (part.type === 'text') {
       tokens += counter.count(part.text);
     } else if (model.inputModalities?.includes('image')) {
       tokens += IMAGE_TOKENS;
+      images += 1;
     } else {
       throw new HttpError(400, `${model.id} does not accept image input (input[${i}] has an image_url part)`);
     }
   }
   if (tokens > model.contextLength) throw tooLong(model, i, tokens);
-  return { text: multimodalText(parts), tokens, truncated: false };
+  return { text: multimodalText(parts), tokens, truncated: false, images };
 }
 
 /** How an answer delivers its vectors: as asked, or broken the ways real providers break. */

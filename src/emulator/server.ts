@@ -232,6 +232,8 @@ async function embeddings(context: RequestContext): Promise<Outcome> {
   record.model = job.model.id;
   record.inputs = job.inputs.length;
   record.tokens = job.tokens;
+  record.images = job.inputs.reduce((sum, input) => sum + (input.images ?? 0), 0);
+  record.encoding = job.format;
   admit(account, job.tokens);
   const provider = chooseProvider(job.model.id, job.model.providers, job.provider, state.routing);
   record.provider = provider;

@@ -38,6 +38,9 @@ export interface RequestRecord {
   /** Inputs and prompt tokens of the request (0 until it passed validation). */
   inputs: number;
   tokens: number;
+  /** Embeddings: image parts among its inputs, and the encoding_format asked for (once validated). */
+  images?: number;
+  encoding?: 'float' | 'base64';
   model?: string;
   provider?: string;
   fault?: FaultKind;

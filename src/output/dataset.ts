@@ -41,6 +41,27 @@ export interface DatasetWriterOptions {
   readonly dims?: number;
   /** Parquet only; default snappy (see parquet.ts for the measurements). */
   readonly compression?: ParquetCompression;
+  /**
+   * Write the image columns (`image_source`, `image_sha256`) in every file: a dataset whose corpus
+   * has images. Default: whether the plan in `metadata` (`embedpipe.plan`) has images (see
+   * planHasImages), so every writer of one plan writes the same columns.
+   */
+  readonly imageColumns?: boolean;
+}
+
+/**
+ * Whether a plan key (the run's plan parameters as JSON, in every file's `embedpipe.plan`) is the
+ * plan of a corpus with images: it then has an `images` entry (pipeline/plan.ts). The schema of a
+ * dataset's files follows from its plan, so a version (one plan) never mixes schemas.
+ */
+export function planHasImages(planKey: string | undefined): boolean {
+  if (planKey === undefined) return false;
+  try {
+    const plan = JSON.parse(planKey) as Record<string, unknown> | null;
+    return typeof plan === 'object' && plan !== null && typeof plan['images'] === 'object';
+  } catch {
+    return false;
+  }
 }
 
 export interface WrittenPart {
@@ -84,6 +105,7 @@ export class DatasetWriter {
   private readonly dims: number | undefined;
   private readonly codec: (typeof CODECS)[OutputFormat];
   private readonly compression: ParquetCompression;
+  private readonly imageColumns: boolean;
 
   constructor(opts: DatasetWriterOptions) {
     this.dir = opts.dir;
@@ -92,6 +114,7 @@ export class DatasetWriter {
     this.dims = opts.dims;
     this.codec = CODECS[opts.format];
     this.compression = opts.compression ?? DEFAULT_PARQUET_COMPRESSION;
+    this.imageColumns = opts.imageColumns ?? planHasImages(opts.metadata[RUN_METADATA_KEYS.plan]);
   }
 
   partFileName(batchId: string): string {
@@ -147,7 +170,7 @@ export class DatasetWriter {
   ): Promise<WrittenPart> {
     const file = this.partFileName(batchId);
     const path = join(this.dir, file);
-    const rows = partRowsFromBatch(batch, this.dims);
+    const rows = partRowsFromBatch(batch, this.dims, this.imageColumns);
     const count = rows.ids.length;
     await this.ensureDir();
     const spec: PartFileSpec = { path, format: this.format, compression: this.compression };
@@ -178,7 +201,7 @@ export class DatasetWriter {
       vectors: entries.flatMap((e) => e.batch.vectors),
       failures: [],
     };
-    const rows = partRowsFromBatch(merged, this.dims);
+    const rows = partRowsFromBatch(merged, this.dims, this.imageColumns);
     const metadata = compactedMetadata(splitBatchMetadata(full, [PART_METADATA_KEYS.batchId]));
     await this.ensureDir();
     const bytes = CODECS[this.format].encode(rows, metadata, this.compression);

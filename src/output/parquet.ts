@@ -16,7 +16,7 @@ import { openAsBlob } from 'node:fs';
 import { tableToIPC } from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 import type { PartRows } from './rows.js';
-import { COLUMNS, partTable } from './table.js';
+import { COLUMNS, IMAGE_COLUMNS, partTable } from './table.js';
 
 export type ParquetCompression = 'snappy' | 'zstd' | 'lz4' | 'none';
 
@@ -126,7 +126,8 @@ export function writerProperties(
     .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
     .setEncoding(pw.Encoding.BYTE_STREAM_SPLIT)
     .setKeyValueMetadata(new Map(Object.entries(metadata)));
-  for (const column of COLUMNS) {
+  // (Naming a column a file does not have is harmless: the image columns exist only with images.)
+  for (const column of [...COLUMNS, ...IMAGE_COLUMNS]) {
     if (column !== 'embedding') builder = builder.setColumnEncoding(column, pw.Encoding.PLAIN);
   }
   if (rowGroups) builder = builder.setMaxRowGroupBytes(rowGroups.bytes).setMaxRowGroupSize(rowGroups.rows);

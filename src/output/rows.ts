@@ -15,14 +15,28 @@ export interface PartRows {
   /** Row-major, `ids.length * dims` values: row i is `embeddings.subarray(i * dims, (i + 1) * dims)`. */
   readonly embeddings: Float32Array;
   readonly dims: number;
+  /**
+   * The image columns (`image_source`, `image_sha256`), in a dataset whose corpus has images; null
+   * for a row without an image (and `image_sha256` for an http(s) URL, whose bytes are unknown).
+   */
+  readonly images?: {
+    readonly sources: readonly (string | null)[];
+    readonly hashes: readonly (string | null)[];
+  };
 }
 
 /**
  * Columns of one embedded batch. `expectedDims`, when given, is the run's dimension count: every
  * vector must match it (mixing vector spaces in one dataset is a silent, expensive bug), and it types
- * an empty batch. Throws OutputError on a count or dims mismatch.
+ * an empty batch. `imageColumns`: the dataset's files have the image columns (every file of a
+ * dataset has the same columns, whatever its rows). Throws OutputError on a count or dims mismatch,
+ * and for a row with an image in a dataset without image columns.
  */
-export function partRowsFromBatch(batch: EmbeddedBatch, expectedDims?: number): PartRows {
+export function partRowsFromBatch(
+  batch: EmbeddedBatch,
+  expectedDims?: number,
+  imageColumns = false,
+): PartRows {
   const { chunks, vectors } = batch;
   const n = chunks.length;
   if (vectors.length !== n) {
@@ -37,6 +51,8 @@ export function partRowsFromBatch(batch: EmbeddedBatch, expectedDims?: number): 
   const chunkIndex = new Int32Array(n);
   const tokens = new Int32Array(n);
   const embeddings = new Float32Array(n * dims);
+  const imageSources = imageColumns ? new Array<string | null>(n) : undefined;
+  const imageHashes = imageColumns ? new Array<string | null>(n) : undefined;
   for (let i = 0; i < n; i++) {
     const chunk = chunks[i]!;
     const vector = vectors[i]!;
@@ -51,6 +67,24 @@ export function partRowsFromBatch(batch: EmbeddedBatch, expectedDims?: number): 
     chunkIndex[i] = chunk.index;
     tokens[i] = chunk.tokens;
     embeddings.set(vector, i * dims);
+    const { image } = chunk;
+    if (imageSources && imageHashes) {
+      imageSources[i] = image?.source ?? null;
+      imageHashes[i] = image && image.kind !== 'url' ? image.sha256 : null;
+    } else if (image !== undefined) {
+      throw new OutputError(
+        `batch ${batch.batchId}: ${chunk.documentId} has an image, but the dataset is written without image columns`,
+      );
+    }
   }
-  return { ids, chunkIndex, texts, tokens, hashes, embeddings, dims };
+  return {
+    ids,
+    chunkIndex,
+    texts,
+    tokens,
+    hashes,
+    embeddings,
+    dims,
+    ...(imageSources && imageHashes ? { images: { sources: imageSources, hashes: imageHashes } } : {}),
+  };
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import {
   type CalibrationState,
   CLASSES,
+  isEvidence,
   prefixWithinBytes,
   profileOf,
   type TokenObservation,
@@ -103,6 +104,9 @@ async function probeTexts(settings: RunSettings, maxBytes: number): Promise<stri
     if (entry.kind !== 'document' || entry.document.text.trim() === '') continue;
     const text = prefixWithinBytes(entry.document.text, maxBytes);
     const profile = profileOf(text);
+    // Too short to be evidence (a caption, a title): its answer would be thrown away unused, and a
+    // corpus of such texts would be probed again by every run, which then never sends nothing.
+    if (!isEvidence(profile)) continue;
     const total = profile.reduce((a, b) => a + b, 0) || 1;
     documents.push({ text, shares: profile.map((count) => count / total) });
     if (documents.length >= PROBE_WINDOW) break;

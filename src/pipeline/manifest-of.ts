@@ -1,4 +1,5 @@
 /** The manifest of a finished dataset version, from the run's facts and its committed batch records. */
+import { isImageFileName } from '../corpus/images.js';
 import { isTextFileName } from '../corpus/text-folder.js';
 import {
   digestInput,
@@ -41,7 +42,13 @@ export async function manifestOf(
     dims: facts.dims,
     format: facts.format,
     providers: [...tally.providers].sort(),
-    input: await digestInput(facts.input, { include: isTextFileName }),
+    // A folder's digest lists the files the run reads: with images (plan.images), those too.
+    input: await digestInput(facts.input, {
+      include:
+        facts.plan['images'] === undefined
+          ? isTextFileName
+          : (name) => isTextFileName(name) || isImageFileName(name),
+    }),
     gateway: { baseUrl: redactBaseUrl(facts.gateway.baseUrl), emulator: facts.gateway.emulator },
     plan: facts.plan,
     counts: {

@@ -5,7 +5,7 @@
 import { chunkTokenBudget } from '../chunking/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { RunSettings } from '../config/settings.js';
-import { CorpusStats, openCorpus } from '../corpus/index.js';
+import { type CorpusFormat, CorpusStats, openCorpus, resolveCorpusFormat } from '../corpus/index.js';
 import type { Batch, Chunk, Reject } from '../domain.js';
 import { UsageError } from '../errors.js';
 import { explainLookupFailure } from '../gateway/errors.js';
@@ -18,6 +18,10 @@ export interface RunPlan {
   readonly model: EmbeddingModel;
   /** Most gateway tokens in one chunk: the context length less the margin, or --max-tokens. */
   readonly budgetTokens: number;
+  /** The corpus format, decided once (undefined: the input is missing, and reading it says so). */
+  readonly format?: CorpusFormat;
+  /** Set when the corpus has images (a folder of images, or --image-field): how they are planned. */
+  readonly images?: ImagePlan;
   /** The parameters that decide how the corpus is cut into batches (recorded in the manifest). */
   readonly parameters: Readonly<Record<string, unknown>>;
   /** `parameters` as a stable string: part of every batch id. */
@@ -43,21 +47,80 @@ export async function findModel(client: GatewayClient, id: string): Promise<Embe
   return found;
 }
 
+/** How a corpus with images is planned (recorded in the plan parameters as `images`). */
+export interface ImagePlan {
+  /** Summed data URL bytes per request. */
+  readonly bytesPerRequest: number;
+  /** Planning's token estimate of one image. */
+  readonly tokensPerImage: number;
+}
+
+/**
+ * The plan of a run: the chunk budget, the corpus format, and the parameters hashed into every
+ * batch id. A corpus with images is checked against the model's input modalities here, before
+ * anything is spent: a model that does not list `image` is refused (UsageError).
+ */
 export function makePlan(settings: RunSettings, model: EmbeddingModel): RunPlan {
   const budgetTokens = chunkTokenBudget({
     ...(model.contextLength !== undefined ? { contextLength: model.contextLength } : {}),
     ...(settings.maxTokens !== undefined ? { maxTokensOverride: settings.maxTokens } : {}),
   });
+  const format = resolveCorpusFormat({
+    path: settings.input,
+    format: settings.format,
+    imageField: settings.imageField,
+  });
+  const images: ImagePlan | undefined =
+    format === 'images' || settings.imageField !== undefined
+      ? {
+          bytesPerRequest: settings.maxImageBytesPerRequest,
+          tokensPerImage: DEFAULTS.images.tokensPerImage,
+        }
+      : undefined;
+  if (images) requireImageInput(settings, model, format);
   // Key order is fixed here: the string is hashed into every batch id. The calibrated byte budget
   // is not in it: it shapes the chunks, whose hashes and indexes are in every batch id already.
+  // `images` only for a corpus with images, so text plans (and their batch ids) are unchanged; the
+  // output writer reads it to add the image columns (see output/dataset.ts, planHasImages).
   const parameters = {
     measure: 'utf8-bytes',
     budgetTokens,
     overlap: settings.overlap,
     maxInputs: settings.maxInputs,
     maxTokensPerRequest: settings.maxTokensPerRequest,
+    ...(images ? { images } : {}),
   };
-  return { model, budgetTokens, parameters, key: JSON.stringify(parameters) };
+  return {
+    model,
+    budgetTokens,
+    ...(format ? { format } : {}),
+    ...(images ? { images } : {}),
+    parameters,
+    key: JSON.stringify(parameters),
+  };
+}
+
+/** A corpus with images needs a model whose listing includes `image` in its input modalities. */
+function requireImageInput(
+  settings: RunSettings,
+  model: EmbeddingModel,
+  format: CorpusFormat | undefined,
+): void {
+  const modalities = model.inputModalities ?? [];
+  if (modalities.includes('image')) return;
+  const accepts =
+    modalities.length > 0
+      ? `accepts ${modalities.join(' and ')} input only (its input modalities in the gateway's model listing)`
+      : "lists no input modalities in the gateway's model listing, so it cannot be trusted with images";
+  const why =
+    settings.imageField !== undefined
+      ? `--image-field ${settings.imageField} names images in ${settings.input}`
+      : settings.format === 'images'
+        ? `--format images reads the images of ${settings.input}`
+        : `${settings.input} holds images (a ${format === 'images' ? 'folder' : 'file'} of images is read as --format images; pass --format text to embed only its .txt/.md files)`;
+  throw new UsageError(
+    `model ${model.id} ${accepts}, but ${why}. Choose a model that accepts images (embedpipe models lists each model's inputs); nothing was sent`,
+  );
 }
 
 /** Corpus → chunks → batches, counting as it goes; rejects go to `onReject`. */
@@ -72,6 +135,7 @@ export function plannedBatches(
   const corpusStats = new CorpusStats();
   const corpus = openCorpus({
     ...corpusOptions(settings),
+    ...(plan.format ? { format: plan.format } : {}),
     stats: corpusStats,
     onBytes: (n) => {
       // The reader knows the input's size (a file, or a folder's .txt/.md files) once it starts.
@@ -84,6 +148,24 @@ export function plannedBatches(
       if (entry.kind === 'reject') {
         stats.rejects += 1;
         onReject(entry.reject);
+        continue;
+      }
+      const { document } = entry;
+      if (document.image !== undefined) {
+        // One chunk, whatever its size: a caption over the budget rejects the document.
+        const chunk = sizing.planImage(
+          document,
+          plan.images?.tokensPerImage ?? DEFAULTS.images.tokensPerImage,
+        );
+        if (typeof chunk === 'string') {
+          stats.rejects += 1;
+          onReject({ file: document.source, line: document.line, id: document.id, reason: chunk });
+          continue;
+        }
+        stats.documents += 1;
+        stats.chunks += 1;
+        stats.tokens += chunk.tokens;
+        yield chunk;
         continue;
       }
       stats.documents += 1;
@@ -100,6 +182,7 @@ export function plannedBatches(
     maxInputs: settings.maxInputs,
     maxTokensPerRequest: settings.maxTokensPerRequest,
     planKey: plan.key,
+    ...(plan.images ? { maxImageBytesPerRequest: plan.images.bytesPerRequest } : {}),
   });
 }
 
@@ -110,6 +193,8 @@ export function corpusOptions(settings: RunSettings) {
     ...(settings.format ? { format: settings.format } : {}),
     idField: settings.idField,
     textField: settings.textField,
+    ...(settings.imageField !== undefined ? { imageField: settings.imageField } : {}),
+    maxImageBytes: settings.maxImageBytes,
     followSymlinks: settings.followSymlinks,
   };
 }

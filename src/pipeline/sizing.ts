@@ -17,12 +17,16 @@ import {
   type CalibrationEpoch,
   CLASSES,
   chunkDocument,
+  costOf,
   featureShares,
+  imageContentHash,
   MEASURED_SHARE,
   prefixWithinBytes,
   profileOf,
   type TokenCalibration,
+  utf8Length,
 } from '../chunking/index.js';
+import { Reason } from '../corpus/entries.js';
 import type { Chunk, Document } from '../domain.js';
 import type { ChunkSizing } from '../embedding/chunk-sizing.js';
 
@@ -124,6 +128,30 @@ export class RunSizing implements ChunkSizing {
     return chunks;
   }
 
+  /**
+   * The one chunk of a document with an image (caption + image, one joint vector; never split nor
+   * re-planned): its tokens are the caption's estimate under its epoch plus `imageTokens`. A string
+   * (the reject reason) when that is over the chunk budget.
+   */
+  planImage(document: Document, imageTokens: number): Chunk | string {
+    const { image, text } = document;
+    if (image === undefined) throw new Error(`planImage: document ${document.id} has no image`);
+    const epoch = this.calibration.epochFor(this.#nextOrdinal++);
+    const tokens = Math.ceil(costOf(text, epoch.weights)) + imageTokens;
+    if (tokens > epoch.budgetTokens) return Reason.captionTooLong(tokens, epoch.budgetTokens);
+    return {
+      documentId: document.id,
+      index: 0,
+      text,
+      start: 0,
+      end: text.length,
+      bytes: utf8Length(text),
+      tokens,
+      hash: imageContentHash(this.#options.model, text, image),
+      image,
+    };
+  }
+
   /** The planned chunks of a finished batch (committed, failed or skipped): their texts may go. */
   release(chunks: readonly Chunk[]): void {
     for (const chunk of chunks) {
@@ -149,6 +177,11 @@ export class RunSizing implements ChunkSizing {
     const replanned = new Set<string>();
     for (const chunk of chunks) {
       if (this.isStale(chunk, batchId)) continue;
+      // A document with an image is one chunk whatever the budget: never re-planned.
+      if (chunk.image !== undefined) {
+        send.push(chunk);
+        continue;
+      }
       if (!replanned.has(chunk.documentId) && !this.#fits(chunk)) {
         const pieces = this.replan(chunk.documentId, batchId);
         if (pieces) {
@@ -172,7 +205,9 @@ export class RunSizing implements ChunkSizing {
 
   learn(sent: readonly Chunk[], usageTokens: number | undefined): Set<string> {
     const redo = new Set<string>();
-    if (usageTokens === undefined) return redo;
+    // The usage of a request of images counts the images, at a rate the text weights know nothing
+    // of: it teaches the calibration nothing (and image blocks are never re-planned).
+    if (usageTokens === undefined || sent.some((chunk) => chunk.image !== undefined)) return redo;
     const single = sent.length === 1;
     const { contextLength } = this.#options;
     const cut = single && contextLength !== undefined && usageTokens >= contextLength;
@@ -198,6 +233,8 @@ export class RunSizing implements ChunkSizing {
   }
 
   rejected(chunk: Chunk, stated: { limit?: number | undefined; counted?: number | undefined }): void {
+    // Its count includes the image's tokens: nothing to learn about text from it.
+    if (chunk.image !== undefined) return;
     const next = this.#nextOrdinal;
     if (stated.limit !== undefined) this.calibration.limitStated(stated.limit, this.#options.margin, next);
     // The gateway's own count when its message names one; else just over the budget it refused.

@@ -29,6 +29,8 @@ export interface PlanOptions {
   readonly planKey: string;
   /** Batches kept open for filling; default OPEN_BATCHES. */
   readonly openBatches?: number | undefined;
+  /** Summed image URL bytes (data URLs) per request; default no cap. */
+  readonly maxImageBytesPerRequest?: number | undefined;
 }
 
 /**
@@ -36,6 +38,10 @@ export interface PlanOptions {
  * tokens. A chunk over `maxTokensPerRequest` on its own becomes a batch of its own (the embedder
  * re-splits it). Every chunk lands in exactly one batch; within a batch chunks keep stream order,
  * but a document's chunks may be spread over batches emitted out of order.
+ *
+ * Chunks with an image and text-only chunks never share a batch (a request's input is either
+ * strings or multimodal blocks), and a batch of images also keeps its summed image URL bytes
+ * within `maxImageBytesPerRequest`; an image over that alone is a batch of its own.
  */
 export async function* planBatches(
   chunks: AsyncIterable<Chunk> | Iterable<Chunk>,
@@ -43,9 +49,12 @@ export async function* planBatches(
 ): AsyncGenerator<Batch> {
   const { model, maxInputs, maxTokensPerRequest, planKey } = options;
   const openBatches = options.openBatches ?? OPEN_BATCHES;
+  const maxImageBytes = options.maxImageBytesPerRequest ?? Number.POSITIVE_INFINITY;
   requirePositiveInteger('max-inputs', maxInputs);
   requirePositiveInteger('max-tokens-per-request', maxTokensPerRequest);
   requirePositiveInteger('open-batches', openBatches);
+  if (options.maxImageBytesPerRequest !== undefined)
+    requirePositiveInteger('max-image-bytes-per-request', options.maxImageBytesPerRequest);
 
   const seal = (members: Chunk[]): Batch => ({
     batchId: batchIdOf(model, planKey, members),
@@ -56,21 +65,32 @@ export async function* planBatches(
   const open: OpenBatch[] = [];
 
   for await (const chunk of chunks) {
-    if (chunk.tokens > maxTokensPerRequest) {
+    const images = chunk.image !== undefined;
+    const imageBytes = chunk.image?.urlBytes ?? 0;
+    if (chunk.tokens > maxTokensPerRequest || imageBytes > maxImageBytes) {
       yield seal([chunk]);
       continue;
     }
     let target = open.find(
-      (batch) => batch.chunks.length < maxInputs && batch.tokens + chunk.tokens <= maxTokensPerRequest,
+      (batch) =>
+        batch.images === images &&
+        batch.chunks.length < maxInputs &&
+        batch.tokens + chunk.tokens <= maxTokensPerRequest &&
+        batch.imageBytes + imageBytes <= maxImageBytes,
     );
     if (target === undefined) {
-      target = { chunks: [], tokens: 0 };
+      target = { chunks: [], tokens: 0, images, imageBytes: 0 };
       open.push(target);
     }
     target.chunks.push(chunk);
     target.tokens += chunk.tokens;
+    target.imageBytes += imageBytes;
 
-    if (target.chunks.length === maxInputs || target.tokens === maxTokensPerRequest) {
+    if (
+      target.chunks.length === maxInputs ||
+      target.tokens === maxTokensPerRequest ||
+      (images && target.imageBytes === maxImageBytes)
+    ) {
       open.splice(open.indexOf(target), 1);
       yield seal(target.chunks);
     } else if (open.length > openBatches) {
@@ -83,6 +103,9 @@ export async function* planBatches(
 interface OpenBatch {
   readonly chunks: Chunk[];
   tokens: number;
+  /** Whether it holds chunks with images (multimodal blocks) or text-only chunks (strings). */
+  readonly images: boolean;
+  imageBytes: number;
 }
 
 function requirePositiveInteger(field: string, value: number): void {

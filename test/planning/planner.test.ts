@@ -55,6 +55,43 @@ async function plan(chunks: Iterable<Chunk> | AsyncIterable<Chunk>, options: Par
 
 const key = (c: Chunk) => `${c.documentId}/${c.index}`;
 
+describe('planBatches with images', () => {
+  const image = (documentId: string, urlBytes: number, tokens = 100): Chunk => ({
+    ...chunk(documentId, 0, tokens),
+    image: { kind: 'url', source: `https://x/${documentId}`, url: `https://x/${documentId}`, urlBytes },
+  });
+
+  it('never mixes image and text chunks, and keeps each batch of images within the byte budget', async () => {
+    const chunks: Chunk[] = [];
+    for (let d = 0; d < 60; d++) chunks.push(d % 3 === 0 ? chunk(`t${d}`, 0, 50) : image(`i${d}`, 1_000 + d));
+    chunks.push(image('huge', 50_000));
+    const options = { maxInputs: 8, maxImageBytesPerRequest: 5_000 };
+    const batches = await plan(chunks, options);
+    expect(
+      batches
+        .flatMap((b) => b.chunks)
+        .map(key)
+        .sort(),
+    ).toEqual(chunks.map(key).sort());
+    for (const batch of batches) {
+      const kinds = new Set(batch.chunks.map((c) => c.image !== undefined));
+      expect(kinds.size).toBe(1);
+      expect(batch.chunks.length).toBeLessThanOrEqual(8);
+      const bytes = batch.chunks.reduce((sum, c) => sum + (c.image?.urlBytes ?? 0), 0);
+      if (batch.chunks.length > 1) expect(bytes).toBeLessThanOrEqual(5_000);
+    }
+    // The image over the budget goes alone.
+    expect(batches.find((b) => b.chunks.some((c) => c.documentId === 'huge'))?.chunks).toHaveLength(1);
+    // Deterministic.
+    expect((await plan(chunks, options)).map((b) => b.batchId)).toEqual(batches.map((b) => b.batchId));
+    // A text-only stream plans as before (the byte budget does not apply to it).
+    const text = chunks.filter((c) => c.image === undefined);
+    expect((await plan(text, options)).map((b) => b.batchId)).toEqual(
+      (await plan(text, { maxInputs: 8 })).map((b) => b.batchId),
+    );
+  });
+});
+
 describe('planBatches', () => {
   it('respects both caps and places every chunk exactly once', async () => {
     const chunks = mixedCorpus(1, 1_500);

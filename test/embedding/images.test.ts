@@ -1,0 +1,137 @@
+/**
+ * The embedder with image chunks, against the emulator over HTTP: one block per chunk, floats,
+ * a joint vector per block; an image changed or gone since planning fails its chunk only; a caption
+ * over the budget is a reject at planning; image usage teaches the text calibration nothing.
+ */
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readImageFile } from '../../src/corpus/images.js';
+import type { Batch, Chunk, Document, ImageRef } from '../../src/domain.js';
+import { EncodingPolicy } from '../../src/embedding/encoding-policy.js';
+import { GatewayEmbedder } from '../../src/embedding/gateway-embedder.js';
+import { ProviderRouter } from '../../src/embedding/provider-router.js';
+import {
+  EMULATOR_API_KEY,
+  embeddingFor,
+  type RunningEmulator,
+  startEmulator,
+} from '../../src/emulator/index.js';
+import { multimodalText } from '../../src/emulator/vectors.js';
+import { GatewayClient } from '../../src/gateway/index.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { RunStats } from '../../src/observability/stats.js';
+import { tempFolder } from '../corpus/helpers.js';
+import { png } from '../helpers/images.js';
+import { sizingFor } from '../helpers/sizing.js';
+
+const MODEL = 'emu/vision-embed';
+const root = await tempFolder();
+let emulator: RunningEmulator;
+let client: GatewayClient;
+
+beforeAll(async () => {
+  emulator = await startEmulator();
+  client = new GatewayClient({ baseUrl: emulator.baseUrl, apiKey: EMULATOR_API_KEY });
+});
+afterAll(async () => {
+  await client.close();
+  await emulator.close();
+});
+
+async function imageAt(name: string, bytes: Buffer): Promise<ImageRef> {
+  const path = join(root, name);
+  await writeFile(path, bytes);
+  return (await readImageFile(path, name, 1e6)) as ImageRef;
+}
+
+const doc = (id: string, text: string, image: ImageRef): Document => ({
+  id,
+  text,
+  source: id,
+  line: 1,
+  image,
+});
+
+describe('GatewayEmbedder with images', () => {
+  it('sends one block per chunk as floats and stores the joint vector; a changed image fails alone', async () => {
+    // A text envelope far below the gateway's count: a request's usage above its estimate would
+    // refit it, if usage of images were taken as evidence about text.
+    const sizing = sizingFor(MODEL, 1800, 0.01);
+    const stats = new RunStats();
+    const embedder = new GatewayEmbedder({
+      client,
+      model: MODEL,
+      router: new ProviderRouter({}),
+      encoding: new EncodingPolicy('base64'),
+      gate: client.retryAfterGate,
+      retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 },
+      sizing,
+      stats,
+      logger: silentLogger(),
+    });
+    const a = png(2, 2, [1, 1, 1]);
+    const b = png(2, 2, [2, 2, 2]);
+    const chunks = [
+      sizing.planImage(doc('a', 'first caption', await imageAt('a.png', a)), 85) as Chunk,
+      sizing.planImage(doc('b', '', await imageAt('b.png', b)), 85) as Chunk,
+      sizing.planImage(doc('c', 'changed', await imageAt('c.png', a)), 85) as Chunk,
+      sizing.planImage(doc('d', 'gone', await imageAt('d.png', a)), 85) as Chunk,
+    ];
+    expect(chunks[0]!.tokens).toBe(1 + 85);
+    await writeFile(join(root, 'c.png'), b);
+    await rm(join(root, 'd.png'));
+    const before = emulator.requests.length;
+    const batch: Batch = { batchId: 'img', model: MODEL, chunks, tokens: 0 };
+    const result = await embedder.embedBatch(batch, new AbortController().signal);
+
+    const url = (bytes: Buffer) => `data:image/png;base64,${bytes.toString('base64')}`;
+    expect(result.chunks.map((c) => c.documentId)).toEqual(['a', 'b']);
+    expect(result.vectors[0]).toEqual(
+      embeddingFor(
+        MODEL,
+        multimodalText([
+          { type: 'text', text: 'first caption' },
+          { type: 'image_url', image_url: { url: url(a) } },
+        ]),
+        512,
+      ),
+    );
+    expect(result.vectors[1]).toEqual(
+      embeddingFor(MODEL, multimodalText([{ type: 'image_url', image_url: { url: url(b) } }]), 512),
+    );
+    expect(result.failures).toEqual([
+      {
+        documentId: 'c',
+        chunkIndex: 0,
+        batchId: 'img',
+        message: 'image c.png changed since it was planned; re-run to embed its new content',
+      },
+      {
+        documentId: 'd',
+        chunkIndex: 0,
+        batchId: 'img',
+        message: 'image d.png cannot be read any more (ENOENT); re-run to plan it again',
+      },
+    ]);
+    const [request] = emulator.requests.slice(before);
+    expect(request).toMatchObject({
+      status: 200,
+      inputs: 2,
+      images: 2,
+      encoding: 'float',
+      tokens: 85 * 2 + 4,
+    });
+    // The images' usage taught the text calibration nothing.
+    expect(sizing.calibration.epochs).toHaveLength(1);
+  });
+
+  it('rejects a caption that does not fit the chunk budget with its image', async () => {
+    const sizing = sizingFor(MODEL, 100, 1);
+    const image = await imageAt('e.png', png());
+    expect(sizing.planImage(doc('e', 'x'.repeat(15), image), 85)).toMatchObject({ tokens: 100 });
+    expect(sizing.planImage(doc('f', 'x'.repeat(16), image), 85)).toBe(
+      "caption too long: about 101 tokens with its image, over the chunk budget of 100 (an image's document is one chunk, never split; shorten the caption)",
+    );
+  });
+});
