@@ -33,7 +33,7 @@ import {
 import type { MultimodalBlock } from '../gateway/wire.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
-import { type RetryAfterGate, type RetryPolicy, withRetry } from '../retry/index.js';
+import { type RetryPolicy, withRetry } from '../retry/index.js';
 import type { ChunkSizing } from './chunk-sizing.js';
 import type { CostBudget } from './cost-budget.js';
 import type { EncodingPolicy } from './encoding-policy.js';
@@ -46,7 +46,6 @@ export interface GatewayEmbedderOptions {
   readonly model: string;
   readonly router: ProviderRouter;
   readonly encoding: EncodingPolicy;
-  readonly gate: RetryAfterGate;
   readonly retry: { readonly maxAttempts: number; readonly baseDelayMs: number; readonly maxDelayMs: number };
   readonly sizing: ChunkSizing;
   readonly stats: RunStats;
@@ -342,7 +341,7 @@ export class GatewayEmbedder {
     outcome: BatchOutcome,
     signal: AbortSignal,
   ): Promise<EmbeddingsResult> {
-    const { client, model, router, encoding, gate, retry, stats, logger, budget } = this.#options;
+    const { client, model, router, encoding, retry, stats, logger, budget } = this.#options;
     // Image input is asked for as floats (the interface's encoding for it).
     const images = chunks.some((c) => c.image !== undefined);
     const estimateUsd = budget ? this.#estimateCost(chunks) : 0;
@@ -388,7 +387,8 @@ export class GatewayEmbedder {
       {
         ...retry,
         ...this.#options.clock,
-        gate,
+        // The client owns the key's Retry-After gate: a paced retry goes again at once and waits there.
+        gate: 'transport',
         signal,
         letAttemptFinish: true,
         onRetry: (error, attempt, delayMs) => {

@@ -123,7 +123,6 @@ export async function enqueueCorpus(
         model: model.id,
         router: new ProviderRouter(settings.provider),
         encoding: new EncodingPolicy(settings.encodingFormat),
-        gate: client.retryAfterGate,
         retry: settings.retry,
         sizing,
         stats,

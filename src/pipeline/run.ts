@@ -127,7 +127,6 @@ async function embedInto(
     model,
     router: new ProviderRouter(settings.provider),
     encoding: new EncodingPolicy(settings.encodingFormat),
-    gate: client.retryAfterGate,
     retry: settings.retry,
     sizing,
     stats,
@@ -256,6 +255,11 @@ async function embedInto(
   }
   await rejects.close();
 
+  // The vector length, from one place: the committed records, else this run's answers, else the
+  // version this one replaces (same model); 0 when nothing says.
+  const current = session.current;
+  const dims =
+    tally.dims || embedder.dims || (current?.manifest.model === model ? current.manifest.dims : 0) || 0;
   const outcome = {
     cost: stats.cost,
     failures: 0,
@@ -263,7 +267,7 @@ async function embedInto(
     rows: tally.rows,
     sizing: sizingSummary(sizing, calibrationCost),
     ...(pricePerToken !== undefined ? { pricePerToken } : {}),
-    ...(tally.dims || embedder.dims ? { dims: (tally.dims || embedder.dims) as number } : {}),
+    ...(dims ? { dims } : {}),
     version: { name: session.version.name, dir, current: false },
   };
   if (stopped) {
@@ -301,7 +305,7 @@ async function embedInto(
       });
     }
   }
-  const current = session.current;
+
   // A corpus with no document (emptied, or every row rejected) never replaces the dataset.
   const finalized: FinalizedVersion =
     stats.documents === 0
@@ -337,11 +341,7 @@ async function embedInto(
             manifestOf(
               {
                 model,
-                dims:
-                  tally.dims ||
-                  embedder.dims ||
-                  (current?.manifest.model === model ? current.manifest.dims : 0) ||
-                  0,
+                dims,
                 format: settings.outputFormat,
                 input: settings.input,
                 gateway: { baseUrl: client.baseUrl, emulator: settings.emulator },

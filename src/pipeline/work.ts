@@ -269,7 +269,6 @@ async function openRun(
     model: spec.model,
     router: new ProviderRouter(spec.provider),
     encoding: new EncodingPolicy(spec.encodingFormat),
-    gate: client.retryAfterGate,
     retry: spec.retry,
     sizing,
     stats,

@@ -24,8 +24,13 @@ export interface RetryPolicy {
   sleep: Sleep;
   random: Random;
   now: Now;
-  /** The run's gate for this key; without one, Retry-After is still honoured for this call alone. */
-  gate?: RetryAfterGate;
+  /**
+   * Who keeps the Retry-After instant. A gate: the caller's (shared by its calls; closed and waited
+   * on here). 'transport': the HTTP client owns the key's gate (it closes it the moment a 429
+   * arrives and holds every request at it), so a retry here goes again at once and waits there.
+   * Neither: a private gate honours Retry-After for this call alone.
+   */
+  gate?: RetryAfterGate | 'transport';
   /** Called before each wait: the error, the attempt that failed (1-based), and the planned delay. */
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
   /**
@@ -95,13 +100,14 @@ export async function withRetry<T>(
     throw new RangeError(`maxAttempts must be an integer ≥ 1, got ${maxAttempts}`);
   }
   // A private gate when none is shared: Retry-After is then honoured the same way, for this call.
-  const gate = options.gate ?? new RetryAfterGate({ now, sleep });
+  const gate =
+    options.gate === 'transport' ? undefined : (options.gate ?? new RetryAfterGate({ now, sleep }));
 
   // `attempt` counts the calls made; `failures` the ones that spend an attempt (not pacing 429s).
   let failures = 0;
   let paced = 0;
   for (let attempt = 1; ; attempt++) {
-    await gate.waitUntilOpen(signal, maxRetryAfterMs);
+    await gate?.waitUntilOpen(signal, maxRetryAfterMs);
     try {
       return await (letAttemptFinish ? fn(attempt) : untilAborted(fn(attempt), signal));
     } catch (error) {
@@ -117,7 +123,7 @@ export async function withRetry<T>(
 
       if (retryAfterMs !== undefined) {
         // Exactly what the server asked, never less; the gate makes every caller on the key wait too.
-        gate.closeFor(retryAfterMs);
+        gate?.closeFor(retryAfterMs);
         onRetry?.(error, attempt, retryAfterMs);
       } else {
         const delayMs = fullJitterDelay(failures, { baseMs: baseDelayMs, maxMs: maxDelayMs }, random);

@@ -16,7 +16,6 @@ import { BudgetExceededError, ExitCode } from '../../src/errors.js';
 import { GatewayClient } from '../../src/gateway/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { RunStats } from '../../src/observability/stats.js';
-import { RetryAfterGate } from '../../src/retry/index.js';
 import { sizingFor } from '../helpers/sizing.js';
 
 /** Thrown by `fn`, for assertions on the error itself. */
@@ -155,7 +154,6 @@ function embedder(budget: CostBudget, options: { priced?: boolean; maxAttempts?:
     model: MODEL,
     router: new ProviderRouter({}),
     encoding: new EncodingPolicy('base64'),
-    gate: new RetryAfterGate(),
     retry: { maxAttempts: options.maxAttempts ?? 4, baseDelayMs: 1, maxDelayMs: 5 },
     sizing: sizingFor(MODEL, 7000, 0.3),
     stats,

@@ -7,7 +7,6 @@ import { ProviderRouter } from '../../src/embedding/provider-router.js';
 import { GatewayClient } from '../../src/gateway/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { RunStats } from '../../src/observability/stats.js';
-import { RetryAfterGate } from '../../src/retry/index.js';
 import { envelope, type ScriptedServer, startScriptedServer } from '../gateway/scripted-server.js';
 import { sizingFor } from '../helpers/sizing.js';
 
@@ -60,7 +59,6 @@ function embedder(maxAttempts = 2) {
     model,
     router: new ProviderRouter({}),
     encoding: new EncodingPolicy('float'),
-    gate: new RetryAfterGate(),
     retry: { maxAttempts, baseDelayMs: 1, maxDelayMs: 2 },
     sizing: sizingFor(model, 7000, 0.3),
     stats,

@@ -15,7 +15,6 @@ import { GatewayClient, InsufficientCreditsError } from '../../src/gateway/index
 import { silentLogger } from '../../src/observability/logger.js';
 import { RunStats } from '../../src/observability/stats.js';
 import type { RunSizing } from '../../src/pipeline/sizing.js';
-import { RetryAfterGate } from '../../src/retry/index.js';
 import { sizingFor } from '../helpers/sizing.js';
 
 const chunk = (documentId: string, text: string, index = 0): Chunk => ({
@@ -69,7 +68,6 @@ function embedder(
     model,
     router: new ProviderRouter(overrides.provider ?? {}),
     encoding: new EncodingPolicy(overrides.encoding ?? 'base64'),
-    gate: new RetryAfterGate(),
     retry: { maxAttempts: overrides.maxAttempts ?? 8, baseDelayMs: 1, maxDelayMs: 5 },
     sizing: overrides.sizing ?? sizingFor(model, 7000, 0.3),
     stats,

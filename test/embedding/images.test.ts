@@ -64,7 +64,6 @@ describe('GatewayEmbedder with images', () => {
       model: MODEL,
       router: new ProviderRouter({}),
       encoding: new EncodingPolicy('base64'),
-      gate: client.retryAfterGate,
       retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 },
       sizing,
       stats,
