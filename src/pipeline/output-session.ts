@@ -128,7 +128,8 @@ export async function committedBatches(writer: DatasetWriter): Promise<{
 }> {
   const fileOf = await writer.batchFiles();
   const committed = new Map<string, BatchRecord | undefined>();
-  for (const batchId of fileOf.keys()) committed.set(batchId, batchRecordFrom(await writer.readPartMetadata(batchId)));
+  for (const batchId of fileOf.keys())
+    committed.set(batchId, batchRecordFrom(await writer.readPartMetadata(batchId)));
   return { fileOf, committed };
 }
 

@@ -59,7 +59,8 @@ async function loadsOf(args: readonly string[]): Promise<{ stdout: string; loade
 function isLight(path: string): boolean {
   if (path.startsWith('node_modules/commander/')) return true;
   // The defaults table is plain constants: help texts quote it, so a default is written once.
-  if (path === 'dist/errors.js' || path === 'dist/pipeline/tool.js' || path === 'dist/config/defaults.js') return true;
+  if (path === 'dist/errors.js' || path === 'dist/pipeline/tool.js' || path === 'dist/config/defaults.js')
+    return true;
   return /^dist\/cli\/[\w-]+\.js$/.test(path) && !path.endsWith('-action.js');
 }
 
