@@ -110,10 +110,16 @@ try {
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
     const rate = chunks / seconds;
+    // The embedding phase alone: from the run's start to its last committed batch (the rest is
+    // finalize: compacting the per-job part files, manifest, switch).
+    const runKey = (await redis.keys(`embedpipe:${queue}:run:*`)).find((key) => !/:(done|failed)$/.test(key));
+    const [startedAt, lastDoneAt] = runKey ? await redis.hmget(runKey, 'startedAt', 'lastDoneAt') : [];
+    const embedding = startedAt && lastDoneAt ? (Number(lastDoneAt) - Number(startedAt)) / 1000 : undefined;
     console.log(
       `${workers} worker(s) × ${perWorker} in flight: ${chunks} chunks in ${seconds.toFixed(1)} s (enqueue done at ` +
         `${((enqueued - started) / 1000).toFixed(1)} s) = ${Math.round(rate)}/s, ${((100 * rate) / ceiling).toFixed(0)}% of the ` +
-        `${ceiling}/s ceiling; Redis peak ${(peak / 2 ** 20).toFixed(1)} MB`,
+        `${ceiling}/s ceiling; embedding phase ${embedding?.toFixed(1)} s = ${embedding ? Math.round(chunks / embedding) : '?'}/s, ` +
+        `${embedding ? ((100 * chunks) / embedding / ceiling).toFixed(0) : '?'}%; Redis peak ${(peak / 2 ** 20).toFixed(1)} MB`,
     );
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(children.map((child) => once(child, 'exit')));

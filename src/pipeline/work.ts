@@ -104,10 +104,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
 
   const processBatch = async (job: Job<BatchJobData>, token: string | undefined): Promise<void> => {
     const { runId, batch } = job.data;
-    const progress = await runs.progress(runId);
-    if (!progress)
+    const state = await runs.state(runId);
+    if (!state.known)
       throw new UnrecoverableError(`run ${runId} is unknown to this queue (its state was removed)`);
-    if (progress.paused) return delay(job, token, 5_000);
+    if (state.paused) return delay(job, token, 5_000);
     const run = await context(runId);
     try {
       const embedded = await run.reuse.embed(batch, never);

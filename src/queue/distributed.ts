@@ -237,10 +237,23 @@ export class RunStore {
     await this.#redis.hset(this.#key(runId), 'finalized', outcome);
   }
 
-  /** Whether every planned batch is committed or failed for good (finalize can run). */
+  /** Whether every planned batch is committed or failed for good (finalize can run). Four small reads. */
   async settled(runId: string): Promise<boolean> {
-    const p = await this.progress(runId);
-    return p !== undefined && p.planned !== undefined && p.done + p.failed >= p.planned;
+    const [[produced, planned], done, failed] = await Promise.all([
+      this.#redis.hmget(this.#key(runId), 'produced', 'planned'),
+      this.#redis.scard(this.#key(runId, 'done')),
+      this.#redis.hlen(this.#key(runId, 'failed')),
+    ]);
+    return produced === '1' && done + failed >= Number(planned ?? 0);
+  }
+
+  /**
+   * What a job needs to know before it starts, without reading the whole spec: whether the run
+   * exists, and why it is paused (undefined: not paused).
+   */
+  async state(runId: string): Promise<{ known: boolean; paused?: string }> {
+    const [startedAt, paused] = await this.#redis.hmget(this.#key(runId), 'startedAt', 'paused');
+    return { known: startedAt !== null, ...(paused ? { paused } : {}) };
   }
 
   async progress(runId: string): Promise<RunProgress | undefined> {
