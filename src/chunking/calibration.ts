@@ -48,6 +48,13 @@ export interface CalibrationState {
   /** The run's chunk budget in gateway tokens (context length less the margin, or --max-tokens). */
   readonly budgetTokens: number;
   readonly epochs: readonly CalibrationEpoch[];
+  /**
+   * The single-input evidence (probes, one-input requests) behind the epochs. Restored with them,
+   * so a re-run knows which features were measured and refits from the same points: without it a
+   * re-run probed a script again, refitted from that probe alone and planned later documents
+   * differently (a finished dataset re-sent two documents).
+   */
+  readonly singles?: readonly TokenObservation[];
 }
 
 /** One piece of evidence of how the gateway counts: what was sent (class counts) and its usage. */
@@ -77,9 +84,15 @@ export class TokenCalibration {
   /** measured() of the current epoch and evidence (it runs once per document planned). */
   #measured: { epoch: CalibrationEpoch; singles: number; features: readonly boolean[] } | undefined;
 
-  constructor(model: string, budgetTokens: number, epochs?: readonly CalibrationEpoch[]) {
+  constructor(
+    model: string,
+    budgetTokens: number,
+    epochs?: readonly CalibrationEpoch[],
+    singles: readonly TokenObservation[] = [],
+  ) {
     this.model = model;
     this.budgetTokens = budgetTokens;
+    this.#singles.push(...singles);
     this.#epochs =
       epochs && epochs.length > 0
         ? [...epochs]
@@ -89,7 +102,9 @@ export class TokenCalibration {
   /** A state persisted by an earlier run, when it was made for the same model and budget. */
   static restore(state: CalibrationState | undefined, model: string, budgetTokens: number): TokenCalibration {
     const usable = state?.version === 2 && state.model === model && state.budgetTokens === budgetTokens;
-    return new TokenCalibration(model, budgetTokens, usable ? state.epochs : undefined);
+    return usable
+      ? new TokenCalibration(model, budgetTokens, state.epochs, state.singles ?? [])
+      : new TokenCalibration(model, budgetTokens);
   }
 
   get epochs(): readonly CalibrationEpoch[] {
@@ -177,7 +192,13 @@ export class TokenCalibration {
   }
 
   state(): CalibrationState {
-    return { version: 2, model: this.model, budgetTokens: this.budgetTokens, epochs: [...this.#epochs] };
+    return {
+      version: 2,
+      model: this.model,
+      budgetTokens: this.budgetTokens,
+      epochs: [...this.#epochs],
+      singles: [...this.#singles],
+    };
   }
 
   #open(epoch: CalibrationEpoch, nextDocument: number): void {

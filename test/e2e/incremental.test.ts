@@ -180,6 +180,22 @@ describe('nightly incremental runs against an independent server', () => {
   });
 });
 
+describe('a re-run of an unchanged corpus', () => {
+  it('sends nothing, even for a script the first run probed lazily (the demo corpus)', async () => {
+    const out = join(root, 'demo-again');
+    const args = ['run', 'jobs/demo.json', '--out', out, '--json'];
+    const first = await runCli(args);
+    expect(first.code, first.stderr).toBe(0);
+    for (let i = 0; i < 2; i++) {
+      const again = await runCli(args);
+      expect(again.code, again.stderr).toBe(0);
+      const summary = JSON.parse(again.stdout);
+      expect(summary.requests).toBe(0);
+      expect(summary.changes).toMatchObject({ added: 0, changed: 0, deleted: 0 });
+    }
+  });
+});
+
 describe('versions, stops, locks and model switches', () => {
   let emulator: RunningEmulator;
   let corpusPath: string;
