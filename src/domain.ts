@@ -48,6 +48,29 @@ export type ImageRef =
       readonly urlBytes: number;
     };
 
+/** The audio formats a corpus may hold (sniffed from the bytes; the names `input_audio.format` takes). */
+export type AudioFormat = 'wav' | 'mp3' | 'flac' | 'ogg' | 'm4a' | 'webm';
+
+/**
+ * The audio of a document, as read: a local file (a folder's, or a path in an `--audio-field`).
+ * Its bytes are not kept: they are read again when it is transcribed, and checked against `sha256`.
+ */
+export interface AudioRef {
+  /** The transcript's `source`: the path relative to the corpus (or as the field wrote it). */
+  readonly source: string;
+  /** Absolute path. */
+  readonly path: string;
+  readonly format: AudioFormat;
+  /** Size of the file in bytes. */
+  readonly bytes: number;
+  /** Hex sha256 of the bytes: the transcript cache's key (with the speech-to-text settings). */
+  readonly sha256: string;
+  /** Duration in seconds, when the header gives it (see corpus/audio.ts); undefined: unknown. */
+  readonly seconds?: number;
+  /** True when `seconds` is an estimate (an MP3 without a frame count: from its bitrate). */
+  readonly secondsEstimated?: boolean;
+}
+
 /** One document from a corpus. `line` is 1-based (the CSV record's first line, the JSONL line, 1 for a file). */
 export interface Document {
   readonly id: string;
@@ -58,6 +81,11 @@ export interface Document {
   readonly line: number;
   /** An image embedded together with `text` into one vector: the document is one chunk, never split. */
   readonly image?: ImageRef;
+  /**
+   * Audio whose transcript is the document's text: `text` is empty as read, and the run's
+   * transcription stage replaces the document with a text document before it is chunked.
+   */
+  readonly audio?: AudioRef;
 }
 
 /** A corpus entry that could not become a document; written to `_rejects.jsonl`, never dropped silently. */
@@ -106,6 +134,19 @@ export interface ChunkFailure {
   readonly documentId: string;
   readonly chunkIndex: number;
   readonly batchId: string;
+  readonly status?: number;
+  readonly message: string;
+}
+
+/**
+ * An audio document whose transcription failed after retries (an outage, not the file): it is in
+ * `_failures.jsonl`, the version is not switched, and a re-run transcribes it again.
+ */
+export interface TranscriptionFailure {
+  readonly stage: 'transcription';
+  readonly documentId: string;
+  /** The audio file, as its transcript would name it. */
+  readonly source: string;
   readonly status?: number;
   readonly message: string;
 }

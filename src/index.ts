@@ -4,6 +4,8 @@ export { readEnvironment } from './config/env.js';
 export { loadJobFile, parseJob } from './config/job.js';
 export { type RunFlags, type RunSettings, resolveRunSettings } from './config/settings.js';
 export type {
+  AudioFormat,
+  AudioRef,
   Batch,
   Chunk,
   ChunkFailure,
@@ -13,6 +15,7 @@ export type {
   ImageMime,
   ImageRef,
   Reject,
+  TranscriptionFailure,
 } from './domain.js';
 export { EMULATOR_API_KEY, EMULATOR_MANAGEMENT_KEY, embeddingFor, startEmulator } from './emulator/index.js';
 export {

@@ -2,6 +2,7 @@
 import { readEnvironment } from '../config/env.js';
 import { loadJobFile } from '../config/job.js';
 import { type RunFlags, resolveRunSettings } from '../config/settings.js';
+import { resolveCorpusFormat } from '../corpus/index.js';
 import { InterruptedError, MissingKeyError, UsageError } from '../errors.js';
 import { GatewayClient, retryAfterTooLong } from '../gateway/index.js';
 import { createLogger } from '../observability/logger.js';
@@ -30,6 +31,18 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
     );
   }
   if (resolved.dryRun) throw new UsageError('--dry-run: use embedpipe run --dry-run to price a corpus');
+  const format = resolveCorpusFormat({
+    path: resolved.input,
+    format: resolved.format,
+    imageField: resolved.imageField,
+    audioField: resolved.audioField,
+  });
+  if (format === 'audio' || resolved.audioField !== undefined) {
+    throw new UsageError(
+      'distributed mode does not transcribe audio yet: embed an audio corpus with `embedpipe run` ' +
+        '(its transcripts are kept in the dataset, so a later run never pays for them again)',
+    );
+  }
   const settings = { ...resolved, emulator: false };
   if (!env.apiKey) throw new MissingKeyError('EMBEDPIPE_API_KEY');
   let shared: SharedRetryAfter | undefined;

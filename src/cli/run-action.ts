@@ -140,12 +140,52 @@ function describeToSend(s: RunSummary, out: string): string {
   const send = s.toSend;
   if (!send || send.chunks === s.chunks) return '';
   if (send.chunks === 0) {
+    if ((s.transcription?.estimate?.files ?? 0) > 0)
+      return `  ${out} already holds every chunk planned: a run would embed only the new transcripts\n`;
     return `  ${out} already holds every chunk: a re-run would send nothing ($0)\n`;
   }
   return (
     `  ${out} already holds ${s.chunks - send.chunks} of ${s.chunks} chunks: a re-run would send ` +
     `${send.chunks} chunks in about ${send.batches} requests, about ${send.tokens} tokens; estimated cost $${send.cost.toFixed(6)}\n`
   );
+}
+
+/** Audio corpora: what was transcribed, reused and paid (a dry run: what would be). */
+function describeTranscription(s: RunSummary): string[] {
+  const t = s.transcription;
+  if (!t) return [];
+  const e = t.estimate;
+  if (e) {
+    const length =
+      e.files === 0
+        ? ''
+        : `: ${e.seconds.toFixed(1)} s of audio${e.estimatedFiles > 0 ? ` (${e.estimatedFiles} estimated from the bitrate)` : ''}` +
+          (e.unknownFiles > 0 ? `, and ${e.unknownFiles} files of unknown length` : '');
+    const cost =
+      e.files === 0
+        ? ''
+        : e.cost !== undefined
+          ? `; estimated cost $${e.cost.toFixed(6)}${e.unknownFiles > 0 ? ' plus the files of unknown length' : ''} ` +
+            `at $${e.pricePerMinute!.toFixed(4)}/min (${e.priceSource === 'setting' ? '--stt-price-per-minute' : "what this dataset's transcripts were billed"})`
+          : '; cost unknown (the gateway publishes no transcription price: pass --stt-price-per-minute)';
+    const held = e.held > 0 ? `; ${e.held} transcripts the dataset holds are planned as text above` : '';
+    return [
+      `  transcription with ${t.model}: ${e.files} audio files to transcribe${length}${cost}` +
+        (e.files > 0 ? ' (not in the chunks and tokens above: their text is known once transcribed)' : '') +
+        held,
+    ];
+  }
+  const lines = [
+    `  transcription with ${t.model}: ${t.files} audio files, ${t.transcribed} transcribed ` +
+      `(${t.seconds.toFixed(1)} s of audio, $${t.cost.toFixed(6)}, ${t.requests} requests, ${t.retries} retries), ` +
+      `${t.reused} transcripts reused from the dataset`,
+  ];
+  if (t.failed > 0) {
+    lines.push(
+      `  ${t.failed} audio files could not be transcribed (retries ran out): see ${FAILURES_FILE}; re-run to transcribe them`,
+    );
+  }
+  return lines;
 }
 
 /** What the run saved and what changed since the version it replaced. */
@@ -178,8 +218,13 @@ function describeIncremental(s: RunSummary): string[] {
 function describeRemaining(s: RunSummary): string[] {
   const r = s.remaining;
   if (!r) return [];
+  const t = r.transcription;
+  const audio =
+    t && t.files > 0
+      ? `, and ${t.files} audio files to transcribe (${t.seconds.toFixed(1)} s${t.cost !== undefined ? `, estimated $${t.cost.toFixed(6)}` : ''})`
+      : '';
   return [
-    `  left to embed: ${r.chunks} chunks, about ${r.tokens} tokens, estimated $${r.cost.toFixed(6)}; ` +
+    `  left to embed: ${r.chunks} chunks, about ${r.tokens} tokens, estimated $${r.cost.toFixed(6)}${audio}; ` +
       're-run with a higher --max-cost to continue',
   ];
 }
@@ -198,7 +243,9 @@ function describeSummary(s: RunSummary): string {
     return (
       `dry run for ${s.model}: ${s.documents} documents, ${s.rejects} rejected, ${s.chunks} chunks, ` +
       `${bound ? 'at most ' : 'about '}${s.tokens} tokens in ${s.batches.planned} requests; estimated cost ` +
-      `${bound ? 'at most ' : ''}${usd}\n${describeToSend(s, out)}${describeSizing(s)}\n` +
+      `${bound ? 'at most ' : ''}${usd}\n${describeTranscription(s)
+        .map((line) => `${line}\n`)
+        .join('')}${describeToSend(s, out)}${describeSizing(s)}\n` +
       (bound
         ? '  (no calibration yet: planned with the UTF-8 byte bound; a real run first measures how the gateway counts)\n'
         : '')
@@ -210,11 +257,13 @@ function describeSummary(s: RunSummary): string {
     `  documents ${s.documents}, rejected ${s.rejects}${s.rejects > 0 ? ` (${REJECTS_FILE})` : ''}, chunks ${s.chunks}, tokens ${s.tokens}`,
     `  batches ${s.batches.planned}: ${s.batches.embedded} embedded, ${s.batches.resumed} already done, ${s.batches.failed} failed`,
     `  requests ${s.requests}, retries ${s.retries}, cost ${usd}, ${(s.elapsedMs / 1000).toFixed(1)} s`,
+    ...describeTranscription(s),
     ...describeIncremental(s),
     ...describeRemaining(s),
     describeSizing(s),
   ];
-  if (s.failures > 0) lines.push(`  ${s.failures} chunks could not be embedded: see ${FAILURES_FILE}`);
+  const chunkFailures = s.failures - (s.transcription?.failed ?? 0);
+  if (chunkFailures > 0) lines.push(`  ${chunkFailures} chunks could not be embedded: see ${FAILURES_FILE}`);
   if (s.status === 'incomplete') lines.push('  re-run the same command to retry the failed batches');
   else if (s.status === 'stopped') lines.push(`  stopped: ${s.stop?.message ?? ''}`);
   else lines.push(...queryHints(s, out));

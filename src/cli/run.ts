@@ -23,10 +23,10 @@ export function registerRun(program: Command): void {
 /** The options `run` and `enqueue` share: how the corpus is read, planned and sent. */
 export function addRunOptions(command: Command): Command {
   return command
-    .option('--input <path>', 'CSV, JSONL, a folder of .txt/.md files, or a folder of images')
+    .option('--input <path>', 'CSV, JSONL, a folder of .txt/.md files, of images, or of audio files')
     .option(
       '--format <format>',
-      'csv | jsonl | text | images (default: from the extension; a folder holding images: images)',
+      'csv | jsonl | text | images | audio (default: from the extension; a folder holding images: images, audio files: audio)',
     )
     .option('--id-field <name>', 'id column or key (default: id)')
     .option('--text-field <name>', 'text column or key (default: text); with an image, its caption')
@@ -43,6 +43,31 @@ export function addRunOptions(command: Command): Command {
       '--max-image-bytes-per-request <n>',
       'summed image data URL bytes per request (default: 20971520)',
       integerOption(1),
+    )
+    .option(
+      '--audio-field <name>',
+      'CSV/JSONL column or key holding the path of an audio file (relative to the file): transcribed, then embedded',
+    )
+    .option(
+      '--max-audio-bytes <n>',
+      'largest audio file; a larger one is a reject (default: 26214400)',
+      integerOption(1),
+    )
+    .option(
+      '--stt-model <model>',
+      'speech-to-text model for audio, <provider>/<model_name> (required for audio)',
+    )
+    .option('--language <code>', 'audio: ISO-639-1 language code (default: detected by the gateway)')
+    .option('--temperature <t>', 'audio: sampling temperature, 0 to 2', numberOption(0, 2))
+    .option(
+      '--stt-provider-options <json>',
+      'audio: provider passthrough, e.g. \'{"openai":{"prompt":"…"}}\'',
+    )
+    .option('--stt-concurrency <n>', 'transcription requests in flight (default: 4)', integerOption(1, 256))
+    .option(
+      '--stt-price-per-minute <usd>',
+      'audio: USD per minute, for --dry-run estimates (default: what this dataset was billed)',
+      numberOption(0, 1e6),
     )
     .option('--model <model>', 'embedding model, <provider>/<model_name>')
     .option('--out <dir>', 'output folder (default: out)')

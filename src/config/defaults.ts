@@ -32,6 +32,14 @@ export const DEFAULTS = {
     tokensPerImage: 85,
   },
 
+  /** Audio (a folder of audio files, or `--audio-field`): transcribed, then embedded as text. */
+  audio: {
+    /** A larger audio file is a reject: never read whole, never sent (the common providers' cap). */
+    maxBytes: 25 * 2 ** 20,
+    /** Transcription requests in flight (`--stt-concurrency`); they share the run's request window. */
+    concurrency: 4,
+  },
+
   /** Chunk budget when the model lists no context_length. */
   fallbackContextLength: 8192,
   /** Tokens kept free below context_length: our tokenizer may not be the gateway's. */

@@ -14,13 +14,17 @@ export const jobFileSchema = z.strictObject({
   description: z.string().optional(),
   input: z.strictObject({
     path: z.string().min(1),
-    format: z.enum(['csv', 'jsonl', 'text', 'images']).optional(),
+    format: z.enum(['csv', 'jsonl', 'text', 'images', 'audio']).optional(),
     idField: z.string().min(1).optional(),
     textField: z.string().min(1).optional(),
     /** CSV column or JSONL property holding an image: http(s) URL, data URL, or a path relative to the file. */
     imageField: z.string().min(1).optional(),
     /** Largest image in bytes (`--max-image-bytes`): a larger one is a reject. */
     maxImageBytes: positiveInt.optional(),
+    /** CSV column or JSONL property holding the path of an audio file, relative to the file (`--audio-field`). */
+    audioField: z.string().min(1).optional(),
+    /** Largest audio file in bytes (`--max-audio-bytes`): a larger one is a reject. */
+    maxAudioBytes: positiveInt.optional(),
     /** Follow symlinks in a text folder that point outside it (default: rejected). */
     followSymlinks: z.boolean().optional(),
   }),
@@ -58,6 +62,25 @@ export const jobFileSchema = z.strictObject({
     })
     .optional(),
   concurrency: positiveInt.max(1024).optional(),
+  /** Speech to text for audio corpora (`--stt-model`, `--language`, `--temperature`, …). */
+  transcription: z
+    .strictObject({
+      /** Speech-to-text model, `<provider>/<model_name>`: required for an audio corpus. */
+      model: z.string().min(1).optional(),
+      /** ISO-639-1 code; detected by the gateway when absent. */
+      language: z
+        .string()
+        .regex(/^[a-z]{2}$/, 'an ISO-639-1 code such as "en"')
+        .optional(),
+      temperature: z.number().min(0).max(2).optional(),
+      /** Provider passthrough, keyed by provider name (sent as `provider.options`). */
+      providerOptions: z.record(z.string().min(1), z.record(z.string(), z.unknown())).optional(),
+      /** Transcription requests in flight (`--stt-concurrency`). */
+      concurrency: positiveInt.max(256).optional(),
+      /** USD per minute of audio, for `--dry-run` estimates (`--stt-price-per-minute`). */
+      pricePerMinute: z.number().nonnegative().optional(),
+    })
+    .optional(),
   /** Stop before the run would spend more than this many USD (`--max-cost`). */
   maxCostUsd: z.number().nonnegative().optional(),
   encodingFormat: z.enum(['base64', 'float']).optional(),

@@ -8,12 +8,27 @@ import { DEFAULTS } from './defaults.js';
 import type { Environment } from './env.js';
 import type { JobFile } from './job.js';
 
-export type CorpusFormatSetting = 'csv' | 'jsonl' | 'text' | 'images';
+export type CorpusFormatSetting = 'csv' | 'jsonl' | 'text' | 'images' | 'audio';
 
 export interface ProviderSettings {
   readonly order?: readonly string[];
   readonly allowFallbacks?: boolean;
   readonly dataCollection?: 'allow' | 'deny';
+}
+
+/** Speech to text, for audio corpora (a folder of audio files, or `--audio-field`). */
+export interface TranscriptionSettings {
+  /** `<provider>/<model_name>`; an audio corpus without one is refused before anything is sent. */
+  readonly model?: string;
+  /** ISO-639-1, lower case; absent: the gateway detects it. */
+  readonly language?: string;
+  readonly temperature?: number;
+  /** Provider passthrough, keyed by provider name (`provider.options.<provider>` on the wire). */
+  readonly providerOptions?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  /** Transcription requests in flight. */
+  readonly concurrency: number;
+  /** USD per minute of audio, for estimates (the gateway publishes no transcription price). */
+  readonly pricePerMinute?: number;
 }
 
 export interface RunSettings {
@@ -27,6 +42,11 @@ export interface RunSettings {
   readonly maxImageBytes: number;
   /** Summed data URL bytes per request of images. */
   readonly maxImageBytesPerRequest: number;
+  /** CSV column or JSONL property holding the path of an audio file (relative to the file). */
+  readonly audioField?: string;
+  /** Largest audio file in bytes: a larger one is a reject. */
+  readonly maxAudioBytes: number;
+  readonly transcription: TranscriptionSettings;
   readonly model: string;
   readonly outDir: string;
   readonly outputFormat: 'parquet' | 'arrow';
@@ -73,6 +93,16 @@ export interface RunFlags {
   imageField?: string;
   maxImageBytes?: number;
   maxImageBytesPerRequest?: number;
+  audioField?: string;
+  maxAudioBytes?: number;
+  sttModel?: string;
+  language?: string;
+  temperature?: number;
+  /** JSON: `{"<provider>": {…}}`. */
+  sttProviderOptions?: string;
+  sttConcurrency?: number;
+  /** USD per minute of audio. */
+  sttPricePerMinute?: number;
   model?: string;
   out?: string;
   outputFormat?: string;
@@ -161,8 +191,10 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
   };
 
   const format =
-    oneOf('--format', flags.format, ['csv', 'jsonl', 'text', 'images'] as const) ?? jobFormatFor(input, job);
+    oneOf('--format', flags.format, ['csv', 'jsonl', 'text', 'images', 'audio'] as const) ??
+    jobFormatFor(input, job);
   const imageField = flags.imageField ?? job?.input.imageField;
+  const audioField = flags.audioField ?? job?.input.audioField;
   const maxTokens = positive('--max-tokens', flags.maxTokens) ?? job?.chunking?.maxTokens;
   const maxCostUsd = nonNegative('--max-cost', flags.maxCost) ?? job?.maxCostUsd;
   const settings: RunSettings = {
@@ -179,6 +211,12 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
       positive('--max-image-bytes-per-request', flags.maxImageBytesPerRequest) ??
       job?.batching?.maxImageBytesPerRequest ??
       DEFAULTS.images.maxBytesPerRequest,
+    ...(audioField !== undefined ? { audioField } : {}),
+    maxAudioBytes:
+      positive('--max-audio-bytes', flags.maxAudioBytes) ??
+      job?.input.maxAudioBytes ??
+      DEFAULTS.audio.maxBytes,
+    transcription: transcriptionSettings(flags, job),
     model,
     outDir: flags.out ? resolve(flags.out) : (job?.output?.dir ?? resolve(DEFAULTS.outDir)),
     outputFormat:
@@ -235,6 +273,58 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
     throw new ConfigError('--max-tokens', `is above the per-request budget ${settings.maxTokensPerRequest}`);
   }
   return settings;
+}
+
+function transcriptionSettings(flags: RunFlags, job: JobFile | undefined): TranscriptionSettings {
+  const fromJob = job?.transcription;
+  const model = flags.sttModel ?? fromJob?.model;
+  if (flags.language !== undefined && !/^[a-z]{2}$/i.test(flags.language)) {
+    throw new ConfigError(
+      '--language',
+      `must be a two-letter ISO-639-1 code such as "en" (got "${flags.language}")`,
+    );
+  }
+  const language = flags.language?.toLowerCase() ?? fromJob?.language;
+  if (flags.temperature !== undefined && !(flags.temperature >= 0 && flags.temperature <= 2)) {
+    throw new ConfigError('--temperature', `must be a number from 0 to 2 (got ${flags.temperature})`);
+  }
+  const temperature = flags.temperature ?? fromJob?.temperature;
+  const providerOptions =
+    flags.sttProviderOptions !== undefined
+      ? parseProviderOptions(flags.sttProviderOptions)
+      : fromJob?.providerOptions;
+  const pricePerMinute =
+    nonNegative('--stt-price-per-minute', flags.sttPricePerMinute) ?? fromJob?.pricePerMinute;
+  return {
+    ...(model !== undefined ? { model } : {}),
+    ...(language !== undefined ? { language } : {}),
+    ...(temperature !== undefined ? { temperature } : {}),
+    ...(providerOptions !== undefined ? { providerOptions } : {}),
+    concurrency:
+      positive('--stt-concurrency', flags.sttConcurrency, { max: 256 }) ??
+      fromJob?.concurrency ??
+      DEFAULTS.audio.concurrency,
+    ...(pricePerMinute !== undefined ? { pricePerMinute } : {}),
+  };
+}
+
+/** `--stt-provider-options '{"openai": {"prompt": "…"}}'`: an object of objects, one per provider. */
+function parseProviderOptions(text: string): Record<string, Record<string, unknown>> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError('--stt-provider-options', `is not JSON: ${(error as Error).message}`);
+  }
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(value) || !Object.values(value).every(isObject)) {
+    throw new ConfigError(
+      '--stt-provider-options',
+      'must be a JSON object of options per provider, e.g. {"openai": {"prompt": "Acme, embedpipe"}}',
+    );
+  }
+  return value as Record<string, Record<string, unknown>>;
 }
 
 /** Loopback hosts: plain HTTP to them never leaves the machine. */

@@ -23,6 +23,7 @@ import { pipeline, Readable } from 'node:stream';
 import { type CsvError, type Options, type Parser, parse } from 'csv-parse';
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
+import { audioRowEntry } from './audio.js';
 import type { FileReadOptions } from './entries.js';
 import { Reason, reject, toEntry } from './entries.js';
 import { imageRowEntry } from './images.js';
@@ -44,9 +45,12 @@ interface Row {
 
 interface Header {
   readonly idIndex: number;
+  /** -1: no text column (allowed with --audio-field: a row without audio is then a reject). */
   readonly textIndex: number;
   /** The image column, with --image-field. */
   readonly imageIndex?: number;
+  /** The audio column, with --audio-field. */
+  readonly audioIndex?: number;
   readonly width: number;
 }
 
@@ -173,8 +177,15 @@ class RecordTracker {
     const { file, ids } = this.#options;
     const header = this.header!;
     const id = decodeUtf8(row.fields[header.idIndex]!);
-    const text = decodeUtf8(row.fields[header.textIndex]!);
+    const text = header.textIndex < 0 ? '' : decodeUtf8(row.fields[header.textIndex]!);
     if (id === undefined || text === undefined) return reject(file, row.line, Reason.invalidUtf8, id);
+    if (header.audioIndex !== undefined) {
+      const audio = decodeUtf8(row.fields[header.audioIndex]!);
+      if (audio === undefined) return reject(file, row.line, Reason.invalidUtf8, id);
+      // With audio the text is its transcript: the text column is not used.
+      if (audio !== '' && id !== '') return audioRowEntry(this.#options, row.line, id, audio);
+      if (header.textIndex < 0 && id !== '') return reject(file, row.line, Reason.missingText, id);
+    }
     if (header.imageIndex !== undefined) {
       const image = decodeUtf8(row.fields[header.imageIndex]!);
       if (image === undefined) return reject(file, row.line, Reason.invalidUtf8, id);
@@ -234,12 +245,15 @@ function readHeader(fields: readonly Uint8Array[], options: CsvReadOptions): Hea
     throw new UsageError(`${options.file}: the CSV header row is not valid UTF-8`);
   const idIndex = names.indexOf(options.idField);
   const textIndex = names.indexOf(options.textField);
-  const { imageField } = options;
+  const { imageField, audioField } = options;
   const imageIndex = imageField === undefined ? undefined : names.indexOf(imageField);
+  const audioIndex = audioField === undefined ? undefined : names.indexOf(audioField);
   const missing = [
     idIndex < 0 ? options.idField : undefined,
-    textIndex < 0 ? options.textField : undefined,
+    // A CSV of audio paths needs no text column (the transcripts are the texts).
+    textIndex < 0 && audioField === undefined ? options.textField : undefined,
     imageIndex !== undefined && imageIndex < 0 ? imageField : undefined,
+    audioIndex !== undefined && audioIndex < 0 ? audioField : undefined,
   ]
     .filter((name) => name !== undefined)
     .map((name) => JSON.stringify(name));
@@ -250,7 +264,13 @@ function readHeader(fields: readonly Uint8Array[], options: CsvReadOptions): Hea
       `${options.file}: the CSV header has no ${missing.join(' or ')} column (columns: ${shown.join(', ')})`,
     );
   }
-  return { idIndex, textIndex, ...(imageIndex !== undefined ? { imageIndex } : {}), width: fields.length };
+  return {
+    idIndex,
+    textIndex,
+    ...(imageIndex !== undefined ? { imageIndex } : {}),
+    ...(audioIndex !== undefined ? { audioIndex } : {}),
+    width: fields.length,
+  };
 }
 
 /** csv-parse's message without its line numbers (ours are the right ones) or dumped field bytes. */

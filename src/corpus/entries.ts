@@ -2,7 +2,7 @@
  * The one place where an (id, text) pair read from any format becomes a document or a reject: the
  * same checks, in the same order, with the same stable reject wording for every reader.
  */
-import type { CorpusEntry, ImageRef } from '../domain.js';
+import type { AudioRef, CorpusEntry, ImageRef } from '../domain.js';
 import type { IdRegistry } from './ids.js';
 
 /** Reject reasons. Short and stable: users grep _rejects.jsonl for them. */
@@ -25,6 +25,14 @@ export interface FileReadOptions {
   readonly imageField?: string | undefined;
   /** Largest image in bytes (required with `imageField`). */
   readonly maxImageBytes?: number | undefined;
+  /**
+   * CSV column or JSONL property holding the path of an audio file (relative to the file): a row
+   * with one is an audio document, its text the transcript (the text field is not used); a row
+   * whose field is empty (or, in JSONL, absent or null) is a text document.
+   */
+  readonly audioField?: string | undefined;
+  /** Largest audio file in bytes (required with `audioField`). */
+  readonly maxAudioBytes?: number | undefined;
 }
 
 export const Reason = {
@@ -59,6 +67,21 @@ export const Reason = {
     `unsupported URL scheme ${scheme} (an image is an http(s) URL, a data URL or a local path)`,
   nonStringImage: (type: string) => `non-string image (${type})`,
   caption: (file: string, problem: string) => `caption ${file}: ${problem}`,
+  emptyAudio: 'empty audio file (0 bytes)',
+  audioTooLarge: (bytes: number, limit: number) =>
+    `audio file too large: ${bytes} bytes (limit ${limit}, --max-audio-bytes)`,
+  notAudio: (head: string) =>
+    `not a WAV, MP3, FLAC, Ogg, M4A or WebM audio file (it starts with ${head || 'nothing'})`,
+  corruptAudio: (type: string, what: string) => `corrupt ${type} audio: ${what}`,
+  unsupportedAudio: (what: string) => `unsupported audio: ${what}`,
+  unreadableAudio: (code: string) => `unreadable audio file (${code})`,
+  audioNotLocal: (scheme: string) =>
+    `unsupported ${scheme} URL (an audio field holds a local path, relative to the corpus file; URLs are not fetched)`,
+  nonStringAudio: (type: string) => `non-string audio path (${type})`,
+  audioChanged: 'the audio file changed while the run read it (its sha256 differs); a re-run reads it again',
+  emptyTranscript: 'empty transcript (the gateway found no speech)',
+  transcriptionRefused: (status: number, message: string) =>
+    `the gateway would not transcribe it (${status}): ${message}`,
   captionTooLong: (tokens: number, budget: number) =>
     `caption too long: about ${tokens} tokens with its image, over the chunk budget of ${budget} ` +
     "(an image's document is one chunk, never split; shorten the caption)",
@@ -82,13 +105,17 @@ export function toEntry(
   id: string,
   text: string,
   image?: ImageRef,
+  audio?: AudioRef,
 ): CorpusEntry {
   if (id === '') return reject(file, line, Reason.missingId);
-  if (image === undefined && text === '') return reject(file, line, Reason.emptyText, id);
-  if (image === undefined && ONLY_WHITESPACE.test(text)) return reject(file, line, Reason.whitespaceText, id);
+  // An audio document's text is its transcript, filled in later (pipeline/transcribe.ts).
+  const media = image !== undefined || audio !== undefined;
+  if (!media && text === '') return reject(file, line, Reason.emptyText, id);
+  if (!media && ONLY_WHITESPACE.test(text)) return reject(file, line, Reason.whitespaceText, id);
   // Registered last: a rejected row never claims its id, so a later valid row with it still counts.
   const firstSeen = ids.claim(id, file, line);
   if (firstSeen !== undefined) return reject(file, line, Reason.duplicateId(firstSeen), id);
   const document = { id, text, source: file, line };
+  if (audio !== undefined) return { kind: 'document', document: { ...document, audio } };
   return { kind: 'document', document: image === undefined ? document : { ...document, image } };
 }

@@ -10,12 +10,11 @@
  * another type under an image's name, an empty file and a truncated download; a damaged pixel
  * stream inside a well-formed file is the gateway's to refuse (then a chunk failure).
  */
-import { createHash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CorpusEntry, ImageMime, ImageRef } from '../domain.js';
 import { type FileReadOptions, Reason, reject, toEntry } from './entries.js';
+import { readMediaFile, sha256Hex } from './media-file.js';
 
 const IMAGE_NAME = /\.(?:png|jpe?g|gif|webp)$/i;
 
@@ -169,10 +168,6 @@ export function toDataUrl(mime: ImageMime, bytes: Uint8Array): string {
   return `data:${mime};base64,${buffer.toString('base64')}`;
 }
 
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
-
 /**
  * A local image file as a reference (read whole once, here, for its type and hash; the request
  * reads it again), or the reason it cannot be one. `source` is what the `image_source` column says.
@@ -183,25 +178,13 @@ export async function readImageFile(
   maxBytes: number,
   onBytes?: (bytes: number) => void,
 ): Promise<ImageRef | string> {
-  let size: number;
-  try {
-    const info = await stat(path);
-    // Never opened: reading a FIFO blocks until a writer comes.
-    if (!info.isFile()) return Reason.notRegularFile(info.isDirectory() ? 'a folder' : 'not a file');
-    size = info.size;
-  } catch (error) {
-    return Reason.unreadableImage((error as NodeJS.ErrnoException).code ?? String(error));
-  }
-  if (size === 0) return Reason.emptyImage;
-  if (size > maxBytes) return Reason.imageTooLarge(size, maxBytes);
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (error) {
-    return Reason.unreadableImage((error as NodeJS.ErrnoException).code ?? String(error));
-  }
-  onBytes?.(bytes.length);
-  if (bytes.length > maxBytes) return Reason.imageTooLarge(bytes.length, maxBytes);
+  const bytes = await readMediaFile(
+    path,
+    maxBytes,
+    { unreadable: Reason.unreadableImage, empty: Reason.emptyImage, tooLarge: Reason.imageTooLarge },
+    onBytes,
+  );
+  if (typeof bytes === 'string') return bytes;
   const info = inspectImage(bytes);
   if ('problem' in info) return info.problem;
   return {

@@ -1,7 +1,8 @@
 /**
- * Corpus readers: a CSV file, a JSONL file (either with an optional image field), a folder (or
- * single file) of plain text, or a folder of images with captions (or a single image), read as a
- * stream of documents and rejects in corpus order. Memory does not grow with the corpus, except
+ * Corpus readers: a CSV file, a JSONL file (either with an optional image or audio field), a folder
+ * (or single file) of plain text, a folder of images with captions (or a single image), or a folder
+ * of audio files (or a single one), read as a stream of documents and rejects in corpus order. An
+ * audio document's text is empty here: the run transcribes it (pipeline/transcribe.ts). Memory does not grow with the corpus, except
  * for the compact registry of ids used to detect duplicates.
  *
  * Problems with the whole input (missing, unreadable, no usable CSV header, empty folder) are
@@ -13,6 +14,8 @@ import { extname, join } from 'node:path';
 import { DEFAULTS } from '../config/defaults.js';
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
+import { isAudioFileName } from './audio.js';
+import { readAudioFolder, readSingleAudio } from './audio-folder.js';
 import { readCsv } from './csv.js';
 import { IdRegistry } from './ids.js';
 import { readImageFolder, readSingleImage } from './image-folder.js';
@@ -23,10 +26,10 @@ import { readTextFile, readTextFolder } from './text-folder.js';
 
 export { CorpusStats } from './stats.js';
 
-export type CorpusFormat = 'csv' | 'jsonl' | 'text' | 'images';
+export type CorpusFormat = 'csv' | 'jsonl' | 'text' | 'images' | 'audio';
 
 export interface CorpusOptions {
-  /** A .csv, .jsonl/.ndjson, .txt/.md or image file, or a folder of .txt/.md files or of images. */
+  /** A .csv, .jsonl/.ndjson, .txt/.md, image or audio file, or a folder of .txt/.md files, images or audio. */
   readonly path: string;
   /** Overrides detection from the extension. */
   readonly format?: CorpusFormat;
@@ -38,6 +41,10 @@ export interface CorpusOptions {
   readonly imageField?: string | undefined;
   /** Largest image in bytes; default DEFAULTS.images.maxBytes. */
   readonly maxImageBytes?: number | undefined;
+  /** CSV column or JSONL property holding the path of an audio file (relative to the file); CSV and JSONL only. */
+  readonly audioField?: string | undefined;
+  /** Largest audio file in bytes; default DEFAULTS.audio.maxBytes. */
+  readonly maxAudioBytes?: number | undefined;
   /** Updated while reading, for progress displays. */
   readonly stats?: CorpusStats;
   /** Called with the size of every piece of input read from disk (for a progress ETA). */
@@ -55,16 +62,29 @@ export const DEFAULT_MAX_ENTRY_BYTES: number = DEFAULTS.maxEntryBytes;
 
 /**
  * The format implied by a path: .csv, .jsonl/.ndjson, text for a .txt/.md file, images for an image
- * file; a folder is `images` when it holds any image file (anywhere in it), else `text`.
+ * file, audio for an audio file; a folder is `images` when it holds any image file (anywhere in
+ * it), `audio` when it holds audio files and no image, else `text`. A folder holding both images
+ * and audio is refused (UsageError): `--format images` or `--format audio` says which to read.
  */
 export function detectFormat(path: string, stat: { isDirectory(): boolean }): CorpusFormat {
-  if (stat.isDirectory()) return folderHoldsImages(path) ? 'images' : 'text';
+  if (stat.isDirectory()) {
+    const holds = folderHolds(path);
+    if (holds.images && holds.audio) {
+      throw new UsageError(
+        `${path} holds both images and audio files: pass --format images (its images, their captions and ` +
+          'its text files; the audio is not read) or --format audio (its audio files, transcribed, and its ' +
+          'text files; the images are not read)',
+      );
+    }
+    return holds.images ? 'images' : holds.audio ? 'audio' : 'text';
+  }
   // `docs.jsonl.gz`, `docs.csv.gz`: the format of what is inside (gzip is sniffed when read).
   const extension = extname(path.replace(/\.gz$/i, '')).toLowerCase();
   if (extension === '.csv') return 'csv';
   if (extension === '.jsonl' || extension === '.ndjson') return 'jsonl';
   if (extension === '.txt' || extension === '.md') return 'text';
   if (isImageFileName(path)) return 'images';
+  if (isAudioFileName(path)) return 'audio';
   throw new UsageError(
     `cannot tell the format of ${path} from its extension: pass --format csv, --format jsonl or --format text`,
   );
@@ -75,6 +95,18 @@ export function detectFormat(path: string, stat: { isDirectory(): boolean }): Co
  * entered), stopping at the first one. False for a path that is not a readable folder.
  */
 export function folderHoldsImages(root: string): boolean {
+  return folderHolds(root, { stopAtImage: true }).images;
+}
+
+/**
+ * Whether a folder holds image files and audio files (by name; hidden entries skipped; symlinked
+ * folders not entered), stopping once both are found (or at the first image, with `stopAtImage`).
+ */
+export function folderHolds(
+  root: string,
+  { stopAtImage = false }: { stopAtImage?: boolean } = {},
+): { images: boolean; audio: boolean } {
+  const holds = { images: false, audio: false };
   const pending = [root];
   while (pending.length > 0) {
     const folder = pending.pop()!;
@@ -87,10 +119,14 @@ export function folderHoldsImages(root: string): boolean {
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue;
       if (entry.isDirectory()) pending.push(join(folder, entry.name));
-      else if ((entry.isFile() || entry.isSymbolicLink()) && isImageFileName(entry.name)) return true;
+      else if (entry.isFile() || entry.isSymbolicLink()) {
+        if (isImageFileName(entry.name)) holds.images = true;
+        else if (isAudioFileName(entry.name)) holds.audio = true;
+        if (holds.images && (stopAtImage || holds.audio)) return holds;
+      }
     }
   }
-  return false;
+  return holds;
 }
 
 /**
@@ -103,8 +139,9 @@ export function resolveCorpusFormat(options: {
   readonly path: string;
   readonly format?: CorpusFormat | undefined;
   readonly imageField?: string | undefined;
+  readonly audioField?: string | undefined;
 }): CorpusFormat | undefined {
-  const { path, imageField } = options;
+  const { path, imageField, audioField } = options;
   let info: ReturnType<typeof statSync>;
   try {
     info = statSync(path);
@@ -112,7 +149,7 @@ export function resolveCorpusFormat(options: {
     return options.format;
   }
   const format = options.format ?? detectFormat(path, info);
-  checkCombination(path, info.isDirectory(), format, imageField);
+  checkCombination(path, info.isDirectory(), format, imageField, audioField);
   return format;
 }
 
@@ -121,14 +158,32 @@ function checkCombination(
   folder: boolean,
   format: CorpusFormat,
   imageField: string | undefined,
+  audioField: string | undefined,
 ): void {
-  if (folder && format !== 'text' && format !== 'images') {
+  if (folder && format !== 'text' && format !== 'images' && format !== 'audio') {
     throw new UsageError(`${path} is a folder: --format ${format} needs a file`);
   }
   if (!folder && format === 'images' && !isImageFileName(path)) {
     throw new UsageError(
       `--format images reads a folder of images (or one .png/.jpg/.gif/.webp file); ${path} is not one. ` +
         'For a CSV or JSONL file naming images, use --image-field',
+    );
+  }
+  if (!folder && format === 'audio' && !isAudioFileName(path)) {
+    throw new UsageError(
+      `--format audio reads a folder of audio files (or one .wav/.mp3/.flac/.ogg/.m4a/.webm file); ${path} is not one. ` +
+        'For a CSV or JSONL file naming audio files, use --audio-field',
+    );
+  }
+  if (imageField !== undefined && audioField !== undefined) {
+    throw new UsageError(
+      '--image-field and --audio-field cannot be combined: a document is text with an image, or a transcript',
+    );
+  }
+  if (audioField !== undefined && format !== 'csv' && format !== 'jsonl') {
+    throw new UsageError(
+      `--audio-field names a CSV column or JSONL property, but ${path} is read as ${folder ? 'a folder' : format}` +
+        (folder ? ' (in a folder of audio files every audio file is a document: --format audio)' : ''),
     );
   }
   if (imageField !== undefined && format !== 'csv' && format !== 'jsonl') {
@@ -154,7 +209,7 @@ async function* read(options: CorpusOptions): AsyncGenerator<CorpusEntry> {
   const info = await statInput(path);
   const format = options.format ?? detectFormat(path, info);
   const folder = info.isDirectory();
-  checkCombination(path, folder, format, options.imageField);
+  checkCombination(path, folder, format, options.imageField, options.audioField);
   if (!folder) {
     await access(path, constants.R_OK).catch((error: NodeJS.ErrnoException) => {
       throw new UsageError(`cannot read input ${path} (${error.code ?? error.message})`);
@@ -169,6 +224,8 @@ async function* read(options: CorpusOptions): AsyncGenerator<CorpusEntry> {
     textField: options.textField,
     imageField: options.imageField,
     maxImageBytes: options.maxImageBytes ?? DEFAULTS.images.maxBytes,
+    audioField: options.audioField,
+    maxAudioBytes: options.maxAudioBytes ?? DEFAULTS.audio.maxBytes,
     ids: new IdRegistry(),
     maxEntryBytes: options.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES,
     followSymlinks: options.followSymlinks ?? false,
@@ -190,7 +247,7 @@ async function* read(options: CorpusOptions): AsyncGenerator<CorpusEntry> {
   // An input with no row at all (an empty file, a CSV of a header only) is a mistake, not a dataset.
   if (!any) {
     throw new UsageError(
-      `no documents in the input: ${path} holds no ${format === 'csv' ? 'CSV record below its header' : format === 'jsonl' ? 'JSON line' : format === 'images' ? 'image' : 'text'}`,
+      `no documents in the input: ${path} holds no ${format === 'csv' ? 'CSV record below its header' : format === 'jsonl' ? 'JSON line' : format === 'images' ? 'image' : format === 'audio' ? 'audio file' : 'text'}`,
     );
   }
 }
@@ -202,6 +259,8 @@ interface ReaderOptions {
   readonly textField: string;
   readonly imageField: string | undefined;
   readonly maxImageBytes: number;
+  readonly audioField: string | undefined;
+  readonly maxAudioBytes: number;
   readonly ids: IdRegistry;
   readonly maxEntryBytes: number;
   readonly followSymlinks: boolean;
@@ -228,6 +287,10 @@ function reader(
       return folder
         ? readImageFolder({ ...options, maxFileBytes: maxEntryBytes, onTotalBytes })
         : readSingleImage({ ...options, maxFileBytes: maxEntryBytes });
+    case 'audio':
+      return folder
+        ? readAudioFolder({ ...options, maxFileBytes: maxEntryBytes, onTotalBytes })
+        : readSingleAudio({ ...options, maxFileBytes: maxEntryBytes });
   }
 }
 

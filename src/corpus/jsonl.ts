@@ -5,6 +5,7 @@
  */
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
+import { audioRowEntry } from './audio.js';
 import type { FileReadOptions } from './entries.js';
 import { Reason, reject, toEntry } from './entries.js';
 import { imageRowEntry } from './images.js';
@@ -101,15 +102,27 @@ function lineToEntry(
   const image =
     imageField !== undefined && Object.hasOwn(record, imageField) ? record[imageField] : undefined;
   const hasImage = image !== undefined && image !== null && image !== '';
+  const { audioField } = options;
+  const audio =
+    audioField !== undefined && Object.hasOwn(record, audioField) ? record[audioField] : undefined;
+  const hasAudio = audio !== undefined && audio !== null && audio !== '';
   fields?.note(
     record,
-    id !== undefined && id !== null && id !== '' && ((text !== undefined && text !== null) || hasImage),
+    id !== undefined &&
+      id !== null &&
+      id !== '' &&
+      ((text !== undefined && text !== null) || hasImage || hasAudio),
   );
   if (id === undefined || id === null || id === '') return reject(file, number, Reason.missingId);
   if (typeof id !== 'string') return reject(file, number, Reason.nonStringId(typeOf(id)));
   // JSON escapes can spell a lone surrogate ("\ud800"), which no UTF-8 output can store exactly.
   // isWellFormed: no lone surrogate; native, ~10× faster than a \p{Surrogate} scan.
   if (!id.isWellFormed()) return reject(file, number, Reason.unpairedSurrogate('id'));
+  if (hasAudio) {
+    // The text is the transcript: the text field is not used.
+    if (typeof audio !== 'string') return reject(file, number, Reason.nonStringAudio(typeOf(audio)), id);
+    return audioRowEntry(options, number, id, audio);
+  }
   if (hasImage) {
     // A caption may be absent, null or empty.
     if (typeof image !== 'string') return reject(file, number, Reason.nonStringImage(typeOf(image)), id);

@@ -5,7 +5,8 @@
  * and must still be the bytes that were planned.
  */
 import { readFile } from 'node:fs/promises';
-import { sha256Hex, toDataUrl } from '../corpus/images.js';
+import { toDataUrl } from '../corpus/images.js';
+import { sha256Hex } from '../corpus/media-file.js';
 import type { ImageRef } from '../domain.js';
 import type { ContentPart, MultimodalBlock } from '../gateway/wire.js';
 

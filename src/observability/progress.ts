@@ -67,6 +67,21 @@ export interface ProgressSnapshot {
   waitingUntil: number | undefined;
   waitPastCap: boolean;
   window: number | undefined;
+  /** Audio corpora: transcription so far (undefined for a corpus without audio). */
+  transcription: TranscriptionProgress | undefined;
+}
+
+export interface TranscriptionProgress {
+  /** Audio documents read. */
+  files: number;
+  /** Of them: transcribed by this run, transcripts the dataset held, failed after retries. */
+  transcribed: number;
+  reused: number;
+  failed: number;
+  inFlight: number;
+  /** Seconds of audio this run transcribed, and what that cost (USD). */
+  seconds: number;
+  cost: number;
 }
 
 export function progressSnapshot(stats: RunStats, now = Date.now()): ProgressSnapshot {
@@ -85,6 +100,7 @@ export function progressSnapshot(stats: RunStats, now = Date.now()): ProgressSna
     if (fraction > 0.001) etaMs = (elapsedMs / fraction) * (1 - fraction);
   }
   const waiting = stats.waitingUntil !== undefined && stats.waitingUntil > now;
+  const audio = stats.audio;
   return {
     fraction: fractionDone(stats),
     documents: stats.documents,
@@ -105,7 +121,27 @@ export function progressSnapshot(stats: RunStats, now = Date.now()): ProgressSna
     waitingUntil: waiting ? stats.waitingUntil : undefined,
     waitPastCap: waiting && stats.waitPastCap,
     window: stats.window,
+    transcription:
+      audio.files > 0
+        ? {
+            files: audio.files,
+            transcribed: audio.transcribed,
+            reused: audio.reused,
+            failed: audio.failed,
+            inFlight: audio.inFlight,
+            seconds: audio.seconds,
+            cost: audio.cost,
+          }
+        : undefined,
   };
+}
+
+/** `stt 12/40 files 63.2s $0.0063`: transcripts ready of audio files read, seconds and cost of this run's. */
+function transcriptionSegment(t: TranscriptionProgress | undefined): string {
+  if (t === undefined) return '';
+  const ready = t.transcribed + t.reused;
+  const failed = t.failed > 0 ? ` ${t.failed} failed` : '';
+  return `stt ${formatCount(ready)}/${formatCount(t.files)} files${failed} ${t.seconds.toFixed(1)}s $${t.cost.toFixed(4)}`;
 }
 
 /**
@@ -133,7 +169,8 @@ export function progressLine(stats: RunStats, width = 120, now = Date.now()): st
     [4, `vectors ${formatCount(p.vectors)} (${formatRate(p.vectorsPerSecond)}/s)`],
     [6, `tokens ${formatCount(p.tokens)} (${formatRate(p.tokensPerSecond)}/s)`],
     [9, `req ${formatCount(p.requests)} retries ${p.retries}`],
-    [3, `$${p.cost.toFixed(4)}`],
+    [4.5, transcriptionSegment(p.transcription)],
+    [3, `$${(p.cost + (p.transcription?.cost ?? 0)).toFixed(4)}`],
     [10, `elapsed ${formatDuration(p.elapsedMs)}`],
     [2, `eta ${formatDuration(p.etaMs)}`],
   ];
@@ -180,6 +217,13 @@ export function progressFields(stats: RunStats, now = Date.now()): Record<string
       waitPastCap: p.waitPastCap,
     }),
     ...(p.window !== undefined && { window: p.window }),
+    ...(p.transcription !== undefined && {
+      transcription: {
+        ...p.transcription,
+        seconds: round(p.transcription.seconds),
+        cost: Number(p.transcription.cost.toFixed(6)),
+      },
+    }),
   };
 }
 

@@ -44,6 +44,26 @@ export class RunStats {
   waitPastCap = false;
   /** Requests allowed on the wire now (the adaptive window), when the client caps them. */
   window: number | undefined;
+  /** Audio corpora: transcription, counted apart from the embeddings above. */
+  readonly audio = {
+    /** Audio documents read (audio files that were rejects are in `rejects`). */
+    files: 0,
+    /** Transcripts the gateway made for this run. */
+    transcribed: 0,
+    /** Transcripts the dataset held (or this run already had): not paid again. */
+    reused: 0,
+    /** Files whose retries ran out (left for a re-run). */
+    failed: 0,
+    /** Transcriptions on the wire now. */
+    inFlight: 0,
+    /** Transcription requests and retries. */
+    requests: 0,
+    retries: 0,
+    /** Seconds of audio transcribed by this run (as the gateway reported them). */
+    seconds: 0,
+    /** USD this run's transcriptions cost (usage.cost, else estimated). */
+    cost: 0,
+  };
 
   elapsedMs(now = Date.now()): number {
     return now - this.startedAt;

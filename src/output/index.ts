@@ -27,6 +27,7 @@ export {
   type ManifestDataset,
   type ManifestGateway,
   type ManifestInput,
+  type ManifestTranscription,
   type ManifestV1,
   readManifest,
   redactBaseUrl,
@@ -43,3 +44,10 @@ export {
 export { writePartFile } from './part-file.js';
 export { type PartRows, partRowsFromBatch } from './rows.js';
 export { COLUMNS, partSchema } from './table.js';
+export {
+  TRANSCRIPTS_FILE,
+  type TranscriptRecord,
+  type TranscriptSettings,
+  TranscriptStore,
+  transcriptKey,
+} from './transcripts.js';

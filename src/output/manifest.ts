@@ -111,6 +111,21 @@ export interface ManifestCounts {
   readonly retries: number;
 }
 
+/** Audio corpora: how the version's transcripts were made, and what they cost. */
+export interface ManifestTranscription {
+  /** The speech-to-text model. */
+  readonly model: string;
+  /** ISO-639-1 code asked for; absent: detected by the gateway. */
+  readonly language?: string | undefined;
+  readonly temperature?: number | undefined;
+  /** Audio documents of the version with a transcript (`_transcripts.jsonl` holds each). */
+  readonly documents: number;
+  /** Seconds of their audio (distinct audio counted once). */
+  readonly seconds: number;
+  /** USD their transcripts cost, whichever run paid (a decimal string, see formatUsd). */
+  readonly costUsd: string;
+}
+
 export interface Manifest {
   readonly version: 2;
   readonly tool: { readonly name: string; readonly version: string };
@@ -130,6 +145,8 @@ export interface Manifest {
   readonly counts: ManifestCounts;
   /** This version among the dataset's versions, and what changed since the one it replaced. */
   readonly dataset?: ManifestDataset | undefined;
+  /** Audio corpora: the transcription behind the texts. */
+  readonly transcription?: ManifestTranscription | undefined;
   /** Data files of the dataset, relative to the output folder, sorted. */
   readonly files: readonly string[];
 }
@@ -181,6 +198,16 @@ const manifestSchema = z.object({
       replaces: z.string().optional(),
       documents: z.object({ added: count, changed: count, unchanged: count, deleted: count }).optional(),
       chunks: z.object({ sent: count, reused: count, deduplicated: count }),
+    })
+    .optional(),
+  transcription: z
+    .object({
+      model: z.string(),
+      language: z.string().optional(),
+      temperature: z.number().optional(),
+      documents: count,
+      seconds: count,
+      costUsd: usdString,
     })
     .optional(),
 }) satisfies z.ZodType<Manifest>;

@@ -14,7 +14,7 @@ import {
   type TokenObservation,
 } from '../chunking/index.js';
 import type { RunSettings } from '../config/settings.js';
-import { openCorpus } from '../corpus/index.js';
+import { openCorpus, resolveCorpusFormat } from '../corpus/index.js';
 import type { GatewayEmbedder } from '../embedding/gateway-embedder.js';
 import type { Logger } from '../observability/logger.js';
 import { writeFileAtomic } from '../output/index.js';
@@ -99,6 +99,13 @@ export async function calibrate(
  * window; each cut to `maxBytes`.
  */
 async function probeTexts(settings: RunSettings, maxBytes: number): Promise<string[]> {
+  // Audio: the texts are transcripts, not known before the run transcribes them (reading the corpus
+  // here would read every audio file for nothing); the lazy probes measure the transcripts instead.
+  if (
+    settings.audioField !== undefined ||
+    resolveCorpusFormat({ path: settings.input, format: settings.format }) === 'audio'
+  )
+    return [];
   const documents: { text: string; shares: number[] }[] = [];
   for await (const entry of openCorpus(corpusOptions(settings))) {
     if (entry.kind !== 'document' || entry.document.text.trim() === '') continue;

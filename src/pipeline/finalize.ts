@@ -6,7 +6,7 @@
  * chunks of a document another batch re-planned, and, inside a data file linked from the previous
  * version, the rows of batches this plan does not have (documents changed or deleted since).
  */
-import type { Chunk, ChunkFailure } from '../domain.js';
+import type { Chunk, ChunkFailure, TranscriptionFailure } from '../domain.js';
 import type { Logger } from '../observability/logger.js';
 import { type DocumentChanges, documentChanges } from '../output/document-changes.js';
 import {
@@ -131,8 +131,12 @@ export interface FinalizeVersionInput {
   readonly planned: readonly string[];
   readonly owners: ReadonlyMap<string, string>;
   readonly retained: RetainedRows;
-  /** Chunks without a vector: failures recorded in committed batches, and the chunks of failed batches. */
-  readonly failures: readonly ChunkFailure[];
+  /**
+   * Chunks without a vector: failures recorded in committed batches, and the chunks of failed
+   * batches; and audio files whose transcription failed (their documents are missing: count them
+   * in `missingBatches` too).
+   */
+  readonly failures: readonly (ChunkFailure | TranscriptionFailure)[];
   /** Batches of the plan that have no data (their retries ran out): the version cannot be finished. */
   readonly missingBatches: number;
   readonly keepVersions: number;

@@ -1,4 +1,5 @@
 /** The manifest of a finished dataset version, from the run's facts and its committed batch records. */
+import { isAudioFileName } from '../corpus/audio.js';
 import { isImageFileName } from '../corpus/images.js';
 import { isTextFileName } from '../corpus/text-folder.js';
 import {
@@ -6,6 +7,7 @@ import {
   formatUsd,
   type Manifest,
   type ManifestDataset,
+  type ManifestTranscription,
   redactBaseUrl,
 } from '../output/index.js';
 import type { DatasetTally } from './batch-record.js';
@@ -27,6 +29,8 @@ export interface ManifestFacts {
   };
   /** Totals over the version's committed batch records (whichever run or worker paid). */
   readonly tally: DatasetTally;
+  /** Audio corpora: the version's transcripts (the folder digest then lists the audio files too). */
+  readonly transcription?: ManifestTranscription | undefined;
 }
 
 export async function manifestOf(
@@ -45,9 +49,11 @@ export async function manifestOf(
     // A folder's digest lists the files the run reads: with images (plan.images), those too.
     input: await digestInput(facts.input, {
       include:
-        facts.plan['images'] === undefined
-          ? isTextFileName
-          : (name) => isTextFileName(name) || isImageFileName(name),
+        facts.transcription !== undefined
+          ? (name) => isTextFileName(name) || isAudioFileName(name)
+          : facts.plan['images'] === undefined
+            ? isTextFileName
+            : (name) => isTextFileName(name) || isImageFileName(name),
     }),
     gateway: { baseUrl: redactBaseUrl(facts.gateway.baseUrl), emulator: facts.gateway.emulator },
     plan: facts.plan,
@@ -60,6 +66,7 @@ export async function manifestOf(
       retries: tally.retries,
     },
     dataset: done.dataset,
+    ...(facts.transcription ? { transcription: facts.transcription } : {}),
     files: done.files,
   };
 }

@@ -13,6 +13,7 @@ import { type EmbeddingModel, type GatewayClient, retrying } from '../gateway/in
 import type { RunStats } from '../observability/stats.js';
 import { planBatches } from '../planning/index.js';
 import type { RunSizing } from './sizing.js';
+import type { TranscriptionStage } from './transcribe.js';
 
 export interface RunPlan {
   readonly model: EmbeddingModel;
@@ -22,6 +23,8 @@ export interface RunPlan {
   readonly format?: CorpusFormat;
   /** Set when the corpus has images (a folder of images, or --image-field): how they are planned. */
   readonly images?: ImagePlan;
+  /** Set when the corpus has audio (a folder of audio files, or --audio-field): its speech-to-text model. */
+  readonly audio?: { readonly sttModel: string };
   /** The parameters that decide how the corpus is cut into batches (recorded in the manifest). */
   readonly parameters: Readonly<Record<string, unknown>>;
   /** `parameters` as a stable string: part of every batch id. */
@@ -69,6 +72,7 @@ export function makePlan(settings: RunSettings, model: EmbeddingModel): RunPlan 
     path: settings.input,
     format: settings.format,
     imageField: settings.imageField,
+    audioField: settings.audioField,
   });
   const images: ImagePlan | undefined =
     format === 'images' || settings.imageField !== undefined
@@ -78,6 +82,8 @@ export function makePlan(settings: RunSettings, model: EmbeddingModel): RunPlan 
         }
       : undefined;
   if (images) requireImageInput(settings, model, format);
+  const audio =
+    format === 'audio' || settings.audioField !== undefined ? requireSttModel(settings) : undefined;
   // Key order is fixed here: the string is hashed into every batch id. The calibrated byte budget
   // is not in it: it shapes the chunks, whose hashes and indexes are in every batch id already.
   // `images` only for a corpus with images, so text plans (and their batch ids) are unchanged; the
@@ -95,9 +101,27 @@ export function makePlan(settings: RunSettings, model: EmbeddingModel): RunPlan 
     budgetTokens,
     ...(format ? { format } : {}),
     ...(images ? { images } : {}),
+    ...(audio ? { audio } : {}),
     parameters,
     key: JSON.stringify(parameters),
   };
+}
+
+/**
+ * An audio corpus is transcribed before it is embedded: it needs a speech-to-text model, which the
+ * gateway's listings do not name (its `/embeddings/models` lists embedding models only).
+ */
+function requireSttModel(settings: RunSettings): { sttModel: string } {
+  const sttModel = settings.transcription.model;
+  if (sttModel !== undefined) return { sttModel };
+  const why =
+    settings.audioField !== undefined
+      ? `--audio-field ${settings.audioField} names audio files in ${settings.input}`
+      : `${settings.input} is read as audio (${settings.format === 'audio' ? '--format audio' : 'a folder of audio files, or one'})`;
+  throw new UsageError(
+    `${why}, which are transcribed before they are embedded: pass --stt-model <provider>/<model_name> ` +
+      '(a speech-to-text model; job file: transcription.model). Nothing was sent',
+  );
 }
 
 /** A corpus with images needs a model whose listing includes `image` in its input modalities. */
@@ -123,17 +147,21 @@ function requireImageInput(
   );
 }
 
-/** Corpus → chunks → batches, counting as it goes; rejects go to `onReject`. */
+/**
+ * Corpus → (transcripts) → chunks → batches, counting as it goes; rejects go to `onReject`. An audio
+ * corpus needs `transcribe`, the stage that turns its audio documents into transcripts.
+ */
 export function plannedBatches(
   settings: RunSettings,
   plan: RunPlan,
   sizing: RunSizing,
   stats: RunStats,
   onReject: (reject: Reject) => void,
+  transcribe?: TranscriptionStage,
 ): AsyncIterable<Batch> {
   const model = plan.model.id;
   const corpusStats = new CorpusStats();
-  const corpus = openCorpus({
+  const read = openCorpus({
     ...corpusOptions(settings),
     ...(plan.format ? { format: plan.format } : {}),
     stats: corpusStats,
@@ -143,6 +171,7 @@ export function plannedBatches(
       stats.bytesTotal = corpusStats.totalBytes ?? 0;
     },
   });
+  const corpus = transcribe ? transcribe(read) : read;
   async function* chunks(): AsyncGenerator<Chunk> {
     for await (const entry of corpus) {
       if (entry.kind === 'reject') {
@@ -151,6 +180,11 @@ export function plannedBatches(
         continue;
       }
       const { document } = entry;
+      if (document.audio !== undefined) {
+        throw new UsageError(
+          `${document.source}: audio documents are transcribed by \`embedpipe run\` only (distributed mode does not transcribe yet)`,
+        );
+      }
       if (document.image !== undefined) {
         // One chunk, whatever its size: a caption over the budget rejects the document.
         const chunk = sizing.planImage(
@@ -195,6 +229,8 @@ export function corpusOptions(settings: RunSettings) {
     textField: settings.textField,
     ...(settings.imageField !== undefined ? { imageField: settings.imageField } : {}),
     maxImageBytes: settings.maxImageBytes,
+    ...(settings.audioField !== undefined ? { audioField: settings.audioField } : {}),
+    maxAudioBytes: settings.maxAudioBytes,
     followSymlinks: settings.followSymlinks,
   };
 }

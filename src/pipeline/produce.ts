@@ -13,6 +13,7 @@ import { type BatchRecord, type DatasetTally, repairBatchOf } from './batch-reco
 import type { RetainedRows } from './finalize.js';
 import { plannedBatches, type RunPlan } from './plan.js';
 import type { RunSizing } from './sizing.js';
+import type { TranscriptionStage } from './transcribe.js';
 
 export interface ProduceInput {
   readonly settings: RunSettings;
@@ -23,6 +24,8 @@ export interface ProduceInput {
   readonly committed: ReadonlyMap<string, BatchRecord | undefined>;
   readonly fileOf: ReadonlyMap<string, string>;
   readonly onReject: (reject: Reject) => void;
+  /** Audio corpora: the stage that transcribes audio documents before they are chunked. */
+  readonly transcribe?: TranscriptionStage;
 }
 
 /** What producing found out along the way, for finalize. */
@@ -39,7 +42,7 @@ export class ProducedPlan {
 /** Yields the batches to embed; `into` collects the plan. */
 export async function* produce(input: ProduceInput, into: ProducedPlan): AsyncGenerator<Batch> {
   const { settings, plan, sizing, stats, committed, fileOf } = input;
-  for await (const batch of plannedBatches(settings, plan, sizing, stats, input.onReject)) {
+  for await (const batch of plannedBatches(settings, plan, sizing, stats, input.onReject, input.transcribe)) {
     stats.batchesPlanned += 1;
     into.planned.add(batch.batchId);
     let current: Batch | undefined = batch;

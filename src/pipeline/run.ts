@@ -11,7 +11,7 @@
 import { CLASSES } from '../chunking/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { checkGatewayTransport, type RunSettings } from '../config/settings.js';
-import type { Batch, ChunkFailure, EmbeddedBatch } from '../domain.js';
+import type { Batch, ChunkFailure, EmbeddedBatch, TranscriptionFailure } from '../domain.js';
 import { CostBudget } from '../embedding/cost-budget.js';
 import { EncodingPolicy } from '../embedding/encoding-policy.js';
 import { BatchFailedError, GatewayEmbedder } from '../embedding/gateway-embedder.js';
@@ -24,6 +24,7 @@ import { REJECTS_FILE, sideFile } from '../output/index.js';
 import { VectorIndex } from '../output/vector-index.js';
 import { VersionedDataset } from '../output/versions.js';
 import { InProcessQueue } from '../queue/in-process-queue.js';
+import { estimatedTranscription, runTranscription, transcriptDirs } from './audio.js';
 import { batchRecordMetadata, batchRecordOf, DatasetTally } from './batch-record.js';
 import { type CalibrationCost, calibrate, readCalibration, writeCalibration } from './calibrate.js';
 import { type FinalizedVersion, finalizeVersion, RetainedRows } from './finalize.js';
@@ -34,7 +35,7 @@ import { findModel, makePlan, type RunPlan } from './plan.js';
 import { ProducedPlan, produce } from './produce.js';
 import { ReusingEmbedder } from './reuse.js';
 import type { RunSizing } from './sizing.js';
-import { type RunSummary, type SizingSummary, summarize } from './summary.js';
+import { type RunSummary, type SizingSummary, summarize, type WorkToSend } from './summary.js';
 import { countWorkToSend, sizingFor } from './to-send.js';
 
 export type { RunSummary } from './summary.js';
@@ -65,7 +66,22 @@ async function dryRun(settings: RunSettings, plan: RunPlan, stats: RunStats): Pr
   const unfinished = versions.filter((v) => !v.manifest && !v.current).at(-1);
   const dirs = [current?.dir, unfinished?.dir].filter((dir): dir is string => dir !== undefined);
   const calibration = await readCalibration(unfinished?.dir ?? current?.dir ?? settings.outDir);
-  const { toSend, sizing } = await countWorkToSend({ settings, plan, calibration, dirs, stats });
+  // Audio: transcripts the dataset holds are planned as text; the rest are counted, never sent.
+  const audio = await estimatedTranscription(
+    settings,
+    plan,
+    stats,
+    transcriptDirs(versions, unfinished?.dir),
+  );
+  const counted = await countWorkToSend({
+    settings,
+    plan,
+    calibration,
+    dirs,
+    stats,
+    ...(audio ? { transcribe: audio.stage } : {}),
+  }).finally(() => audio?.close());
+  const { sizing, toSend } = counted;
   return summarize('dry-run', settings, stats, {
     cost: stats.tokens * (plan.model.pricing?.promptPerToken ?? 0),
     files: [],
@@ -73,6 +89,7 @@ async function dryRun(settings: RunSettings, plan: RunPlan, stats: RunStats): Pr
     failures: 0,
     sizing: sizingSummary(sizing),
     toSend,
+    ...(audio ? { transcription: { model: audio.model, estimate: audio.estimate() } } : {}),
   });
 }
 
@@ -135,6 +152,17 @@ async function embedInto(
     ...(budget ? { budget } : {}),
   });
 
+  // Audio corpora: transcribed on the way from the reader to the chunker (pipeline/audio.ts).
+  const versions = await session.dataset.list();
+  const audio = await runTranscription(settings, plan, {
+    client,
+    logger,
+    stats,
+    signal,
+    budget,
+    dir,
+    versions,
+  });
   const calibrationCost = { requests: 0, tokens: 0, cost: 0 };
   const tally = new DatasetTally();
   const produced = new ProducedPlan(tally, new RetainedRows());
@@ -235,6 +263,7 @@ async function embedInto(
         committed: session.committed,
         fileOf: session.fileOf,
         onReject: (reject) => rejects.add(reject),
+        ...(audio ? { transcribe: audio.stage } : {}),
       },
       produced,
     );
@@ -254,6 +283,7 @@ async function embedInto(
     await persisting.catch(() => {});
   }
   await rejects.close();
+  await audio?.close();
 
   // The vector length, from one place: the committed records, else this run's answers, else the
   // version this one replaces (same model); 0 when nothing says.
@@ -269,21 +299,14 @@ async function embedInto(
     ...(pricePerToken !== undefined ? { pricePerToken } : {}),
     ...(dims ? { dims } : {}),
     version: { name: session.version.name, dir, current: false },
+    ...(audio ? { transcription: { model: audio.model } } : {}),
   };
   if (stopped) {
     logger.warn({ reason: stopped.message }, 'run stopped; the dataset still reads its previous version');
     // Over the cap: what a re-run would still send (counted like a dry run, against what is committed).
     const remaining =
       budget?.exceeded === true
-        ? (
-            await countWorkToSend({
-              settings,
-              plan,
-              calibration: sizing.calibration.state(),
-              dirs: [dir],
-              stats: new RunStats(),
-            })
-          ).toSend
+        ? await remainingWork(settings, plan, sizing, dir, transcriptDirs(versions, dir))
         : undefined;
     const summary = summarize('stopped', settings, stats, {
       ...outcome,
@@ -293,7 +316,7 @@ async function embedInto(
     throw new RunStoppedError(stopped, summary);
   }
 
-  const failures: ChunkFailure[] = [...tally.failures];
+  const failures: (ChunkFailure | TranscriptionFailure)[] = [...tally.failures, ...(audio?.failures ?? [])];
   for (const [batch, error] of failedBatches) {
     for (const chunk of batch.chunks) {
       failures.push({
@@ -329,7 +352,8 @@ async function embedInto(
           owners: sizing.owners(),
           retained: produced.retained,
           failures,
-          missingBatches: failedBatches.size,
+          // An audio file not transcribed (retries ran out) is a document missing like a batch.
+          missingBatches: failedBatches.size + (audio?.failures.length ?? 0),
           keepVersions: settings.keepVersions,
           logger,
           chunks: {
@@ -353,6 +377,7 @@ async function embedInto(
                   failures: failures.length,
                 },
                 tally,
+                ...(audio ? { transcription: audio.manifest() } : {}),
               },
               done,
             ),
@@ -375,6 +400,27 @@ async function embedInto(
     },
     ...(finalized.changes ? { changes: finalized.changes } : {}),
   });
+}
+
+/** What a run stopped by --max-cost leaves to send: counted like a dry run, against its version. */
+async function remainingWork(
+  settings: RunSettings,
+  plan: RunPlan,
+  sizing: RunSizing,
+  dir: string,
+  transcriptFolders: readonly string[],
+): Promise<WorkToSend> {
+  const stats = new RunStats();
+  const audio = await estimatedTranscription(settings, plan, stats, transcriptFolders);
+  const { toSend } = await countWorkToSend({
+    settings,
+    plan,
+    calibration: sizing.calibration.state(),
+    dirs: [dir],
+    stats,
+    ...(audio ? { transcribe: audio.stage } : {}),
+  }).finally(() => audio?.close());
+  return audio ? { ...toSend, transcription: audio.estimate() } : toSend;
 }
 
 /** The batch without the rows of chunks `isStale` names (its accounting stays: it was paid). */

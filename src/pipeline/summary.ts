@@ -2,6 +2,7 @@
 import type { RunSettings } from '../config/settings.js';
 import type { RunStats } from '../observability/stats.js';
 import type { DocumentChanges } from '../output/document-changes.js';
+import type { TranscriptionEstimate } from './transcribe.js';
 
 export interface RunSummary {
   /**
@@ -51,8 +52,10 @@ export interface RunSummary {
   /** This run's requests and retries. */
   readonly requests: number;
   readonly retries: number;
-  /** USD: this run's spend (dry run: the estimate for the whole corpus). */
+  /** USD: this run's spend on embeddings (dry run: the estimate); transcription: `transcription.cost`. */
   readonly cost: number;
+  /** Audio corpora: this run's transcription (dry run: what it would transcribe, `estimate`). */
+  readonly transcription?: TranscriptionSummary;
   readonly elapsedMs: number;
   /** From the first embeddings request to the last commit: the part of the run that throughput is about. */
   readonly embeddingMs: number;
@@ -72,6 +75,32 @@ export interface WorkToSend {
   readonly tokens: number;
   /** USD, estimated. */
   readonly cost: number;
+  /**
+   * Audio corpora: the files a run would transcribe first (their chunks, unknown until then, are
+   * not in the counts above), with seconds and estimated cost.
+   */
+  readonly transcription?: TranscriptionEstimate;
+}
+
+export interface TranscriptionSummary {
+  /** The speech-to-text model. */
+  readonly model: string;
+  /** Audio documents read (corrupt or unsupported audio files are rejects). */
+  readonly files: number;
+  /** Transcripts the gateway made in this run. */
+  readonly transcribed: number;
+  /** Transcripts the dataset already held (`_transcripts.jsonl`): not paid again. */
+  readonly reused: number;
+  /** Files whose transcription failed after retries (`_failures.jsonl`; a re-run transcribes them). */
+  readonly failed: number;
+  readonly requests: number;
+  readonly retries: number;
+  /** Seconds of audio transcribed in this run. */
+  readonly seconds: number;
+  /** USD this run's transcriptions cost. */
+  readonly cost: number;
+  /** Dry run: what a real run would transcribe. */
+  readonly estimate?: TranscriptionEstimate;
 }
 
 export interface SizingSummary {
@@ -104,8 +133,11 @@ export function summarize(
     changes?: DocumentChanges;
     stop?: RunSummary['stop'];
     remaining?: WorkToSend;
+    /** Audio corpora: the speech-to-text model (and a dry run's estimate). */
+    transcription?: { model: string; estimate?: TranscriptionEstimate };
   },
 ): RunSummary {
+  const audio = stats.audio;
   return {
     status,
     ...(outcome.stop ? { stop: outcome.stop } : {}),
@@ -133,6 +165,22 @@ export function summarize(
     requests: stats.requests,
     retries: stats.retries,
     cost: outcome.cost,
+    ...(outcome.transcription
+      ? {
+          transcription: {
+            model: outcome.transcription.model,
+            files: audio.files,
+            transcribed: audio.transcribed,
+            reused: audio.reused,
+            failed: audio.failed,
+            requests: audio.requests,
+            retries: audio.retries,
+            seconds: audio.seconds,
+            cost: audio.cost,
+            ...(outcome.transcription.estimate ? { estimate: outcome.transcription.estimate } : {}),
+          },
+        }
+      : {}),
     elapsedMs: stats.elapsedMs(),
     embeddingMs:
       stats.firstRequestAt === undefined ? 0 : (stats.embeddingEndedAt ?? Date.now()) - stats.firstRequestAt,

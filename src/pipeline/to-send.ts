@@ -14,6 +14,7 @@ import { VectorIndex } from '../output/vector-index.js';
 import { plannedBatches, type RunPlan } from './plan.js';
 import { RunSizing } from './sizing.js';
 import type { WorkToSend } from './summary.js';
+import type { TranscriptionStage } from './transcribe.js';
 
 export interface CountInput {
   readonly settings: RunSettings;
@@ -24,6 +25,8 @@ export interface CountInput {
   /** Counters of the planning (documents, chunks, batches planned and already committed). */
   readonly stats: RunStats;
   readonly onReject?: (reject: Reject) => void;
+  /** Audio corpora: plans the transcripts the dataset holds, counts the others (see TranscriptionEstimator). */
+  readonly transcribe?: TranscriptionStage;
 }
 
 export async function countWorkToSend(input: CountInput): Promise<{ toSend: WorkToSend; sizing: RunSizing }> {
@@ -39,7 +42,15 @@ export async function countWorkToSend(input: CountInput): Promise<{ toSend: Work
   }
   const seen = new Set<string>();
   const toSend = { batches: 0, chunks: 0, tokens: 0, cost: 0 };
-  for await (const batch of plannedBatches(settings, plan, sizing, stats, input.onReject ?? (() => {}))) {
+  const batches = plannedBatches(
+    settings,
+    plan,
+    sizing,
+    stats,
+    input.onReject ?? (() => {}),
+    input.transcribe,
+  );
+  for await (const batch of batches) {
     stats.batchesPlanned += 1;
     if (committed.has(batch.batchId)) stats.batchesSkipped += 1;
     let sent = 0;

@@ -53,6 +53,27 @@ describe('progressLine fits the terminal', () => {
     expect(progressLine(stats, 200, now)).toContain('█');
   });
 
+  it('shows transcription (files ready of read, seconds, cost) for an audio corpus, and adds its cost to the total', () => {
+    const stats = midRun();
+    Object.assign(stats.audio, { files: 40, transcribed: 9, reused: 3, seconds: 63.24, cost: 0.0063 });
+    const now = stats.startedAt + 20_000;
+    const line = progressLine(stats, 200, now);
+    expect(line).toContain('stt 12/40 files 63.2s $0.0063');
+    expect(line).toContain('$0.0863');
+    expect(progressFields(stats, now)['transcription']).toEqual({
+      files: 40,
+      transcribed: 9,
+      reused: 3,
+      failed: 0,
+      inFlight: 0,
+      seconds: 63.2,
+      cost: 0.0063,
+    });
+    // A text corpus: no transcription segment or field.
+    expect(progressLine(midRun(), 200, now)).not.toContain('stt');
+    expect(progressFields(midRun(), now)).not.toHaveProperty('transcription');
+  });
+
   it('says "x/y" only once planning is done', () => {
     const stats = midRun();
     stats.planningDone = false;
