@@ -5,7 +5,7 @@
  * dataset back through its link with DuckDB: every valid document once, chunks 0..k-1, the
  * emulator's vectors.
  */
-import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,7 +21,8 @@ import {
 import { lockDataset } from '../../src/output/lock.js';
 import { type CliResult, runCli, spawnCli } from '../helpers/cli.js';
 import { type HardCorpus, writeHardCsv } from '../helpers/corpus.js';
-import { type DatasetRow, readDataset } from '../helpers/duckdb.js';
+import { type DatasetRow, query, readDataset, sqlString } from '../helpers/duckdb.js';
+import { JPEG_1X1, png } from '../helpers/images.js';
 import { type RedisServer, startRedisServer } from '../helpers/redis-server.js';
 
 const MODEL = 'emu/embed-small'; // 384 dims, context_length 512 → chunks of at most 460 tokens
@@ -603,5 +604,47 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
       expect(upstream.stats.inputs - inputsBefore).toBe(9);
       await stopWorker(worker);
     });
+  });
+
+  it('images go through the queue like text: the same dataset as `run`, image columns included', async () => {
+    const redis = await redisServer();
+    const emulator = await emulatorWith({});
+    const setup: Setup = { redis, baseUrl: emulator.baseUrl };
+    const folder = join(root, 'images');
+    await mkdir(folder, { recursive: true });
+    for (let i = 0; i < 6; i++) {
+      await writeFile(join(folder, `p${i}.png`), png(1, 1, [i * 40, 30, 60]));
+      await writeFile(join(folder, `p${i}.txt`), `caption number ${i}`);
+    }
+    await writeFile(join(folder, 'photo.jpg'), JPEG_1X1);
+    const flags = (out: string) => [
+      '--input',
+      folder,
+      '--model',
+      'emu/vision-embed',
+      '--out',
+      out,
+      '--max-inputs',
+      '2',
+    ];
+    const out = join(root, 'images-queued');
+    const enqueued = await runCli(['enqueue', ...flags(out), '--redis', redis.url, '--json'], envOf(setup));
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    const worker = startWorker(setup);
+    await waitFor('the switch', () => readlink(out).catch(() => undefined));
+    await stopWorker(worker);
+    const local = join(root, 'images-local');
+    const ran = await runCli(['run', ...flags(local)], envOf(setup));
+    expect(ran.code, ran.stderr).toBe(0);
+    const rows = async (dir: string) =>
+      JSON.stringify(
+        await query(
+          `SELECT id, chunk_index, text, image_source, image_sha256, content_hash, embedding::VARCHAR AS e
+             FROM read_parquet(${sqlString(`${dir}/*.parquet`)}) ORDER BY id`,
+        ),
+      );
+    const queued = await rows(out);
+    expect(JSON.parse(queued)).toHaveLength(7);
+    expect(queued).toBe(await rows(local));
   });
 });
