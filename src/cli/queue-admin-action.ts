@@ -120,14 +120,18 @@ export async function finalizeAction(runId: string, flags: AdminFlags): Promise<
     if (flags.json) printJson(result);
     else {
       const what: Record<string, string> = {
-        switched: `the dataset now reads version ${result.version}: ${result.rows} rows in ${result.files.length} files`,
+        switched:
+          `the dataset now reads version ${result.version}: ${result.rows} rows in ${result.files.length} files` +
+          (result.chunkFailures
+            ? `; ${result.chunkFailures} chunks could not be embedded (_failures.jsonl)`
+            : ''),
         'already-current': `version ${result.version} is already finished`,
         incomplete: `${result.failed} batches failed for good: version ${result.version} is not current; embedpipe retry-failed ${runId}`,
         waiting: `${result.missing} batches are still in the queue; finalize runs by itself when they are done`,
       };
       process.stdout.write(`${what[result.status]}\n`);
     }
-    if (result.status === 'incomplete') process.exitCode = 5;
+    if (result.status === 'incomplete' || (result.chunkFailures ?? 0) > 0) process.exitCode = 5;
   });
 }
 

@@ -39,6 +39,8 @@ export interface FinalizeRunResult {
   /** Planned batches without a part: failed for good, or still in the queue. */
   readonly missing: number;
   readonly failed: number;
+  /** Chunks of committed batches the gateway would not embed (in `_failures.jsonl`). */
+  readonly chunkFailures?: number;
   readonly rows: number;
   readonly files: readonly string[];
 }
@@ -147,11 +149,21 @@ export async function finalizeRun(options: FinalizeRunOptions): Promise<Finalize
         ),
     });
     const status = finalized.switched ? 'switched' : 'incomplete';
-    await runs.finalized(runId, status);
+    // Chunks the gateway would not embed (in _failures.jsonl) do not hold the switch back, but
+    // `status` must say so: the run is done with failures, not done.
+    const chunkFailures = tally.failures.length;
+    await runs.finalized(runId, status === 'switched' && chunkFailures > 0 ? 'done-with-failures' : status);
+    if (chunkFailures > 0) {
+      logger.warn(
+        { runId, failures: chunkFailures },
+        `${chunkFailures} chunks could not be embedded (listed in the version's _failures.jsonl)`,
+      );
+    }
     logger.info({ runId, status, version: spec.versionName, failed: failedBatches.size }, 'finalized');
     return result(status, {
       missing: missing.length,
       failed: failedBatches.size,
+      chunkFailures,
       rows: finalized.rows,
       files: finalized.files,
     });

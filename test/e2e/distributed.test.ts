@@ -23,6 +23,12 @@ import { type CliResult, runCli, spawnCli } from '../helpers/cli.js';
 import { type HardCorpus, writeHardCsv } from '../helpers/corpus.js';
 import { type DatasetRow, query, readDataset, sqlString } from '../helpers/duckdb.js';
 import { JPEG_1X1, png } from '../helpers/images.js';
+import {
+  INDEPENDENT_KEY,
+  INDEPENDENT_MODEL,
+  independentVector,
+  startIndependentGateway,
+} from '../helpers/independent-gateway.js';
 import { type RedisServer, startRedisServer } from '../helpers/redis-server.js';
 
 const MODEL = 'emu/embed-small'; // 384 dims, context_length 512 → chunks of at most 460 tokens
@@ -646,5 +652,61 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     const queued = await rows(out);
     expect(JSON.parse(queued)).toHaveLength(7);
     expect(queued).toBe(await rows(local));
+  });
+
+  it('against an independent server with faults: three workers, five SIGKILLs at random moments, every document once', {
+    timeout: 240_000,
+  }, async () => {
+    const redis = await redisServer();
+    const gateway = await startIndependentGateway();
+    servers.push(gateway);
+    const setup: Setup = { redis, baseUrl: gateway.baseUrl, key: INDEPENDENT_KEY };
+    const out = join(root, 'independent-killed');
+    // This server lists no context length and refuses inputs over 4,000 of its tokens: `run` learns
+    // that from its 400s and re-plans, but a worker never re-plans (a document's chunks are in other
+    // jobs), so the chunk budget is given, as the README's distributed-mode limits say.
+    const flags = [
+      ...['--input', corpusPath, '--model', INDEPENDENT_MODEL, '--out', out],
+      ...['--max-inputs', '2', '--max-tokens', '1000'],
+    ];
+    const enqueued = await runCli(['enqueue', ...flags, '--redis', redis.url, '--json'], envOf(setup));
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    const workers = [startWorker(setup), startWorker(setup), startWorker(setup)];
+    let peak = 0;
+    const sample = setInterval(() => {
+      void redis.info('memory').then((info) => {
+        peak = Math.max(peak, Number(info['used_memory'] ?? 0));
+      });
+    }, 100);
+    // Five kills at random moments (seeded), each worker replaced at once.
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    for (let kill = 0; kill < 5 && !(await readlink(out).catch(() => undefined)); kill++) {
+      await new Promise((resolve) => setTimeout(resolve, 300 + random() * 900));
+      const victim = Math.floor(random() * workers.length);
+      workers[victim]!.kill('SIGKILL');
+      await workers[victim]!.result;
+      workers[victim] = startWorker(setup);
+    }
+    await waitFor('the switch', () => readlink(out).catch(() => undefined), 180_000);
+    clearInterval(sample);
+    for (const worker of workers) await stopWorker(worker);
+    const rows = await readDataset(out);
+    const byDoc = new Map<string, DatasetRow[]>();
+    for (const row of rows) byDoc.set(row.id, [...(byDoc.get(row.id) ?? []), row]);
+    expect([...byDoc.keys()].sort()).toEqual([...corpus.valid.keys()].sort());
+    for (const [id, text] of corpus.valid) {
+      const docRows = byDoc.get(id)!;
+      expect(docRows.map((r) => r.text).join(''), id).toBe(text);
+      expect(docRows.map((r) => r.chunk_index)).toEqual(docRows.map((_, i) => i));
+      for (const row of docRows) expect(row.embedding).toEqual(independentVector(row.text));
+    }
+    expect(gateway.stats.faults).toBeGreaterThan(0);
+    expect(gateway.violations).toEqual([]);
+    // Bounded: the high-water mark keeps Redis small whatever happens to the workers.
+    expect(peak).toBeLessThan(64 * 2 ** 20);
   });
 });
