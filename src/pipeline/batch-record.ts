@@ -114,3 +114,18 @@ export function repairBatchOf(
     repaired,
   };
 }
+
+/** One failure per chunk of a batch that failed whole (its retries ran out, or it failed for good). */
+export function failuresOfBatch(
+  batchId: string,
+  chunks: readonly Chunk[],
+  why: { readonly message: string; readonly status?: number | undefined },
+): ChunkFailure[] {
+  return chunks.map((chunk) => ({
+    documentId: chunk.documentId,
+    chunkIndex: chunk.index,
+    batchId,
+    ...(why.status !== undefined ? { status: why.status } : {}),
+    message: why.message,
+  }));
+}

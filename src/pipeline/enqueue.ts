@@ -10,9 +10,6 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DEFAULTS } from '../config/defaults.js';
 import { checkGatewayTransport, type RunSettings } from '../config/settings.js';
-import { EncodingPolicy } from '../embedding/encoding-policy.js';
-import { GatewayEmbedder } from '../embedding/gateway-embedder.js';
-import { ProviderRouter } from '../embedding/provider-router.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
@@ -31,6 +28,7 @@ import {
 } from '../queue/distributed.js';
 import { DatasetTally } from './batch-record.js';
 import { calibrate, readCalibration, writeCalibration } from './calibrate.js';
+import { embedderFor } from './embedder.js';
 import { RetainedRows } from './finalize.js';
 import { committedBatches, openOutput } from './output-session.js';
 import { findModel, makePlan } from './plan.js';
@@ -118,18 +116,13 @@ export async function enqueueCorpus(
       const runId = runIdOf(settings.outDir, session.version.name);
       const sizing = sizingFor(settings, plan, await readCalibration(dir));
       const signal = deps.signal ?? new AbortController().signal;
-      const embedder = new GatewayEmbedder({
+      const embedder = embedderFor(settings, {
         client,
         model: model.id,
-        router: new ProviderRouter(settings.provider),
-        encoding: new EncodingPolicy(settings.encodingFormat),
-        retry: settings.retry,
         sizing,
         stats,
         logger,
-        ...(model.pricing?.promptPerToken !== undefined
-          ? { pricePerToken: model.pricing.promptPerToken }
-          : {}),
+        pricePerToken: model.pricing?.promptPerToken,
       });
       sizing.measureWith(async (text) => (await embedder.measure(text, signal)).tokens);
       if (sizing.calibration.isPrior) await calibrate(settings, sizing, embedder, logger, signal);

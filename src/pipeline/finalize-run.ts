@@ -12,15 +12,14 @@ import type { ChunkFailure } from '../domain.js';
 import { UsageError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
-import { DatasetWriter } from '../output/index.js';
 import { lockDataset } from '../output/lock.js';
 import { VersionedDataset } from '../output/versions.js';
 import { type BatchJobData, batchJobId, type RunStore } from '../queue/distributed.js';
-import { batchRecordFrom, DatasetTally } from './batch-record.js';
+import { batchRecordFrom, DatasetTally, failuresOfBatch } from './batch-record.js';
 import { PLAN_FILE, type PlanFile } from './enqueue.js';
 import { finalizeVersion, RetainedRows } from './finalize.js';
 import { manifestOf } from './manifest-of.js';
-import { TOOL } from './tool.js';
+import { versionWriter } from './output-session.js';
 
 export interface FinalizeRunOptions {
   readonly runs: RunStore;
@@ -67,14 +66,11 @@ export async function finalizeRun(options: FinalizeRunOptions): Promise<Finalize
     });
     if (version?.manifest)
       return result('already-current', { files: version.manifest.files, rows: version.manifest.counts.rows });
-    const writer = new DatasetWriter({
+    const writer = versionWriter({
       dir: spec.versionDir,
       format: spec.format,
-      metadata: {
-        'embedpipe.model': spec.model,
-        'embedpipe.plan': spec.planKey,
-        'embedpipe.tool': `${TOOL.name}@${TOOL.version}`,
-      },
+      model: spec.model,
+      planKey: spec.planKey,
     });
     const fileOf = await writer.batchFiles();
     const failedBatches = await runs.failures(runId);
@@ -101,8 +97,7 @@ export async function finalizeRun(options: FinalizeRunOptions): Promise<Finalize
       const job = await options.queue?.getJob(batchJobId(runId, batchId));
       const chunks = (job?.data as BatchJobData | undefined)?.batch.chunks ?? [];
       if (chunks.length === 0) failures.push({ documentId: '', chunkIndex: -1, batchId, message: reason });
-      for (const chunk of chunks)
-        failures.push({ documentId: chunk.documentId, chunkIndex: chunk.index, batchId, message: reason });
+      failures.push(...failuresOfBatch(batchId, chunks, { message: reason }));
     }
     const current = versions.find((v) => v.current && v.manifest);
     const finalized = await finalizeVersion({
@@ -110,16 +105,7 @@ export async function finalizeRun(options: FinalizeRunOptions): Promise<Finalize
       version: spec.versionName,
       model: spec.model,
       writer,
-      ...(current?.manifest
-        ? {
-            current: {
-              name: current.name,
-              dir: current.dir,
-              model: current.manifest.model,
-              files: current.manifest.files,
-            },
-          }
-        : {}),
+      ...(current?.manifest ? { current: { ...current, manifest: current.manifest } } : {}),
       planned: plan.planned,
       owners,
       retained: new RetainedRows({ everything: true }),

@@ -125,8 +125,7 @@ export interface FinalizeVersionInput {
   readonly current?: {
     readonly name: string;
     readonly dir: string;
-    readonly model: string;
-    readonly files: readonly string[];
+    readonly manifest: { readonly model: string; readonly files: readonly string[] };
   };
   readonly planned: readonly string[];
   readonly owners: ReadonlyMap<string, string>;
@@ -177,9 +176,9 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
   });
   const current = input.current;
   const changes =
-    current && current.model === input.model
+    current && current.manifest.model === input.model
       ? await documentChanges(
-          { dir: current.dir, files: current.files, format: writer.format },
+          { dir: current.dir, files: current.manifest.files, format: writer.format },
           { dir: writer.dir, files, format: writer.format },
         )
       : undefined;

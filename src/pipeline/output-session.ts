@@ -71,18 +71,14 @@ async function open(
     ? { name: currentVersion.name, dir: currentVersion.dir, manifest: currentVersion.manifest }
     : undefined;
   let version = await dataset.staging({ model: opts.model, format: opts.format });
+  const dims = current?.manifest.model === opts.model ? current.manifest.dims : undefined;
   const writerFor = (dir: string) =>
-    new DatasetWriter({
+    versionWriter({
       dir,
       format: opts.format,
-      metadata: {
-        'embedpipe.model': opts.model,
-        'embedpipe.plan': opts.planKey,
-        'embedpipe.tool': `${TOOL.name}@${TOOL.version}`,
-      },
-      ...(current?.manifest.model === opts.model && current.manifest.dims
-        ? { dims: current.manifest.dims }
-        : {}),
+      model: opts.model,
+      planKey: opts.planKey,
+      ...(dims ? { dims } : {}),
     });
   let writer = writerFor(version.dir);
   if (!version.created) {
@@ -119,6 +115,29 @@ async function open(
     fileOf,
     release: () => lock.release(),
   };
+}
+
+/**
+ * The writer of a dataset version: every file it writes names the model, the plan and the tool in
+ * its metadata (how a later run tells its own files from another plan's). `dims`: refuse others.
+ */
+export function versionWriter(version: {
+  dir: string;
+  format: 'parquet' | 'arrow';
+  model: string;
+  planKey: string;
+  dims?: number;
+}): DatasetWriter {
+  return new DatasetWriter({
+    dir: version.dir,
+    format: version.format,
+    metadata: {
+      'embedpipe.model': version.model,
+      'embedpipe.plan': version.planKey,
+      'embedpipe.tool': `${TOOL.name}@${TOOL.version}`,
+    },
+    ...(version.dims ? { dims: version.dims } : {}),
+  });
 }
 
 /** The batches a version holds now, with the file holding each and its record. */

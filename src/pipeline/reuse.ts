@@ -137,8 +137,8 @@ export class ReusingEmbedder {
   }
 
   /** Rows committed to `file` (hashes in row order): from now on their vectors come from the file. */
-  committed(file: string, hashes: readonly string[], index: VectorIndex): void {
-    index.addFile(file, hashes);
+  async committed(file: string, hashes: readonly string[]): Promise<void> {
+    (await this.#options.index()).addFile(file, hashes);
     for (const hash of hashes) this.#inFlight.delete(hash);
   }
 

@@ -13,9 +13,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import { checkGatewayTransport, type RunSettings } from '../config/settings.js';
 import type { Batch, ChunkFailure, EmbeddedBatch, TranscriptionFailure } from '../domain.js';
 import { CostBudget } from '../embedding/cost-budget.js';
-import { EncodingPolicy } from '../embedding/encoding-policy.js';
-import { BatchFailedError, GatewayEmbedder } from '../embedding/gateway-embedder.js';
-import { ProviderRouter } from '../embedding/provider-router.js';
+import { BatchFailedError } from '../embedding/gateway-embedder.js';
 import { EmbedpipeError, OutputLockedError, RunStoppedError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
@@ -25,8 +23,9 @@ import { VectorIndex } from '../output/vector-index.js';
 import { VersionedDataset } from '../output/versions.js';
 import { InProcessQueue } from '../queue/in-process-queue.js';
 import { estimatedTranscription, runTranscription, transcriptDirs } from './audio.js';
-import { batchRecordMetadata, batchRecordOf, DatasetTally } from './batch-record.js';
+import { batchRecordMetadata, batchRecordOf, DatasetTally, failuresOfBatch } from './batch-record.js';
 import { type CalibrationCost, calibrate, readCalibration, writeCalibration } from './calibrate.js';
+import { embedderFor } from './embedder.js';
 import { type FinalizedVersion, finalizeVersion, RetainedRows } from './finalize.js';
 import { GroupCommitter } from './group-committer.js';
 import { manifestOf } from './manifest-of.js';
@@ -139,18 +138,7 @@ async function embedInto(
   const rejects = sideFile(dir, REJECTS_FILE);
   const pricePerToken = plan.model.pricing?.promptPerToken;
   const budget = settings.maxCostUsd !== undefined ? new CostBudget(settings.maxCostUsd) : undefined;
-  const embedder = new GatewayEmbedder({
-    client,
-    model,
-    router: new ProviderRouter(settings.provider),
-    encoding: new EncodingPolicy(settings.encodingFormat),
-    retry: settings.retry,
-    sizing,
-    stats,
-    logger,
-    ...(pricePerToken !== undefined ? { pricePerToken } : {}),
-    ...(budget ? { budget } : {}),
-  });
+  const embedder = embedderFor(settings, { client, model, sizing, stats, logger, pricePerToken, budget });
 
   // Audio corpora: transcribed on the way from the reader to the chunker (pipeline/audio.ts).
   const versions = await session.dataset.list();
@@ -196,10 +184,9 @@ async function embedInto(
           extra: batchRecordMetadata(records[i]!),
         })),
       );
-      reuse.committed(
+      await reuse.committed(
         written.file,
         rows.flatMap(({ embedded }) => embedded.chunks.map((c) => c.hash)),
-        await vectors(),
       );
       rows.forEach(({ batch }, i) => {
         tally.add(records[i]!);
@@ -318,15 +305,7 @@ async function embedInto(
 
   const failures: (ChunkFailure | TranscriptionFailure)[] = [...tally.failures, ...(audio?.failures ?? [])];
   for (const [batch, error] of failedBatches) {
-    for (const chunk of batch.chunks) {
-      failures.push({
-        documentId: chunk.documentId,
-        chunkIndex: chunk.index,
-        batchId: batch.batchId,
-        status: error.cause.status,
-        message: error.cause.message,
-      });
-    }
+    failures.push(...failuresOfBatch(batch.batchId, batch.chunks, error.cause));
   }
 
   // A corpus with no document (emptied, or every row rejected) never replaces the dataset.
@@ -338,16 +317,7 @@ async function embedInto(
           version: session.version.name,
           model,
           writer,
-          ...(current
-            ? {
-                current: {
-                  name: current.name,
-                  dir: current.dir,
-                  model: current.manifest.model,
-                  files: current.manifest.files,
-                },
-              }
-            : {}),
+          ...(current ? { current } : {}),
           planned: [...produced.planned],
           owners: sizing.owners(),
           retained: produced.retained,

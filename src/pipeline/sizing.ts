@@ -15,6 +15,7 @@
  */
 import {
   type CalibrationEpoch,
+  type CalibrationState,
   CLASSES,
   chunkDocument,
   costOf,
@@ -23,9 +24,10 @@ import {
   MEASURED_SHARE,
   prefixWithinBytes,
   profileOf,
-  type TokenCalibration,
+  TokenCalibration,
   utf8Length,
 } from '../chunking/index.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { Reason } from '../corpus/entries.js';
 import type { Chunk, Document } from '../domain.js';
 import type { ChunkSizing } from '../embedding/chunk-sizing.js';
@@ -79,6 +81,20 @@ export class RunSizing implements ChunkSizing {
   #probe: Probe | undefined;
   /** The epoch each chunk was planned in: under the current one it fits by construction. */
   readonly #plannedIn = new WeakMap<Chunk, CalibrationEpoch>();
+
+  /** A run's sizing from a dataset's calibration (the byte bound when there is none for this model and budget). */
+  static restore(
+    plan: { model: string; budgetTokens: number; contextLength?: number | undefined; overlapTokens: number },
+    state: CalibrationState | undefined,
+  ): RunSizing {
+    return new RunSizing({
+      model: plan.model,
+      calibration: TokenCalibration.restore(state, plan.model, plan.budgetTokens),
+      overlapTokens: plan.overlapTokens,
+      contextLength: plan.contextLength,
+      margin: DEFAULTS.contextSafetyMargin,
+    });
+  }
 
   constructor(options: SizingOptions) {
     this.#options = options;

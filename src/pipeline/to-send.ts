@@ -4,8 +4,7 @@
  * repeated texts. `--dry-run` reports it, and a run stopped by `--max-cost` reports it as what is
  * left to embed. Calls no embeddings and writes nothing.
  */
-import { type CalibrationState, TokenCalibration } from '../chunking/index.js';
-import { DEFAULTS } from '../config/defaults.js';
+import type { CalibrationState } from '../chunking/index.js';
 import type { RunSettings } from '../config/settings.js';
 import type { Reject } from '../domain.js';
 import type { RunStats } from '../observability/stats.js';
@@ -76,11 +75,13 @@ export function sizingFor(
   plan: RunPlan,
   state: CalibrationState | undefined,
 ): RunSizing {
-  return new RunSizing({
-    model: plan.model.id,
-    calibration: TokenCalibration.restore(state, plan.model.id, plan.budgetTokens),
-    overlapTokens: settings.overlap,
-    contextLength: plan.model.contextLength,
-    margin: DEFAULTS.contextSafetyMargin,
-  });
+  return RunSizing.restore(
+    {
+      model: plan.model.id,
+      budgetTokens: plan.budgetTokens,
+      contextLength: plan.model.contextLength,
+      overlapTokens: settings.overlap,
+    },
+    state,
+  );
 }

@@ -10,18 +10,15 @@
  * (UnrecoverableError). 402 (or 401) pauses the queue for every worker until `embedpipe resume`.
  */
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
-import { TokenCalibration } from '../chunking/index.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { EncodingPolicy } from '../embedding/encoding-policy.js';
-import { BatchFailedError, GatewayEmbedder } from '../embedding/gateway-embedder.js';
-import { ProviderRouter } from '../embedding/provider-router.js';
+import { BatchFailedError } from '../embedding/gateway-embedder.js';
 import { ExitCode, OutputLockedError } from '../errors.js';
 import { GatewayError } from '../gateway/errors.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { WorkerMetrics } from '../observability/metrics.js';
 import { RunStats } from '../observability/stats.js';
-import { DatasetWriter } from '../output/index.js';
+import type { DatasetWriter } from '../output/index.js';
 import { VectorIndex } from '../output/vector-index.js';
 import {
   type BatchJobData,
@@ -36,10 +33,11 @@ import {
 } from '../queue/distributed.js';
 import { batchRecordMetadata, batchRecordOf } from './batch-record.js';
 import { readCalibration } from './calibrate.js';
+import { embedderFor } from './embedder.js';
 import { finalizeRun } from './finalize-run.js';
+import { versionWriter } from './output-session.js';
 import { ReusingEmbedder } from './reuse.js';
 import { RunSizing } from './sizing.js';
-import { TOOL } from './tool.js';
 
 export interface WorkerOptions {
   readonly client: GatewayClient;
@@ -68,7 +66,6 @@ interface RunContext {
   readonly spec: RunSpec;
   readonly writer: DatasetWriter;
   readonly reuse: ReusingEmbedder;
-  readonly index: () => Promise<VectorIndex>;
 }
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
@@ -121,10 +118,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
       const record = batchRecordOf(batch, embedded);
       const written = await run.writer.writePart(batch.batchId, embedded, batchRecordMetadata(record));
-      run.reuse.committed(
+      await run.reuse.committed(
         written.file,
         embedded.chunks.map((chunk) => chunk.hash),
-        await run.index(),
       );
       metrics?.jobCompleted({ inputs: record.rows, tokens: record.promptTokens, costUsd: record.cost });
       // This batch's own retries (the process's counter also moves with its other jobs').
@@ -241,39 +237,31 @@ async function openRun(
 ): Promise<RunContext> {
   const spec = await runs.spec(runId);
   if (!spec) throw new UnrecoverableError(`run ${runId} is unknown to this queue`);
-  const writer = new DatasetWriter({
+  const writer = versionWriter({
     dir: spec.versionDir,
     format: spec.format,
-    metadata: {
-      'embedpipe.model': spec.model,
-      'embedpipe.plan': spec.planKey,
-      'embedpipe.tool': `${TOOL.name}@${TOOL.version}`,
-    },
+    model: spec.model,
+    planKey: spec.planKey,
     ...(spec.dims ? { dims: spec.dims } : {}),
   });
   // The producer's calibration; a worker learns from its own answers too, but never re-plans a
   // document (its chunks are in other jobs): a chunk the gateway cut is a failure, never stored.
-  const sizing = new RunSizing({
-    model: spec.model,
-    calibration: TokenCalibration.restore(
-      await readCalibration(spec.versionDir),
-      spec.model,
-      spec.budgetTokens,
-    ),
-    overlapTokens: spec.overlap,
-    contextLength: spec.contextLength,
-    margin: DEFAULTS.contextSafetyMargin,
-  });
-  const embedder = new GatewayEmbedder({
+  const sizing = RunSizing.restore(
+    {
+      model: spec.model,
+      budgetTokens: spec.budgetTokens,
+      contextLength: spec.contextLength,
+      overlapTokens: spec.overlap,
+    },
+    await readCalibration(spec.versionDir),
+  );
+  const embedder = embedderFor(spec, {
     client,
     model: spec.model,
-    router: new ProviderRouter(spec.provider),
-    encoding: new EncodingPolicy(spec.encodingFormat),
-    retry: spec.retry,
     sizing,
     stats,
     logger,
-    ...(spec.pricePerToken !== undefined ? { pricePerToken: spec.pricePerToken } : {}),
+    pricePerToken: spec.pricePerToken,
   });
   let index: Promise<VectorIndex> | undefined;
   const vectors = () => (index ??= VectorIndex.build(spec.versionDir, spec.linkedFiles, spec.format));
@@ -282,6 +270,5 @@ async function openRun(
     spec,
     writer,
     reuse: new ReusingEmbedder({ embedder, sizing, stats, index: vectors }),
-    index: vectors,
   };
 }

@@ -1,0 +1,42 @@
+/** The gateway embedder of a run, built the same way by `run`, `enqueue` (calibration) and `worker`. */
+import type { ProviderSettings } from '../config/settings.js';
+import type { CostBudget } from '../embedding/cost-budget.js';
+import { EncodingPolicy } from '../embedding/encoding-policy.js';
+import { GatewayEmbedder } from '../embedding/gateway-embedder.js';
+import { ProviderRouter } from '../embedding/provider-router.js';
+import type { GatewayClient } from '../gateway/index.js';
+import type { Logger } from '../observability/logger.js';
+import type { RunStats } from '../observability/stats.js';
+import type { RunSizing } from './sizing.js';
+
+export interface EmbedderSettings {
+  readonly provider: ProviderSettings;
+  readonly encodingFormat: 'base64' | 'float';
+  readonly retry: { readonly maxAttempts: number; readonly baseDelayMs: number; readonly maxDelayMs: number };
+}
+
+export interface EmbedderDependencies {
+  readonly client: GatewayClient;
+  readonly model: string;
+  readonly sizing: RunSizing;
+  readonly stats: RunStats;
+  readonly logger: Logger;
+  /** USD per prompt token, from the model's listing. */
+  readonly pricePerToken?: number | undefined;
+  readonly budget?: CostBudget | undefined;
+}
+
+export function embedderFor(settings: EmbedderSettings, deps: EmbedderDependencies): GatewayEmbedder {
+  return new GatewayEmbedder({
+    client: deps.client,
+    model: deps.model,
+    router: new ProviderRouter(settings.provider),
+    encoding: new EncodingPolicy(settings.encodingFormat),
+    retry: settings.retry,
+    sizing: deps.sizing,
+    stats: deps.stats,
+    logger: deps.logger,
+    ...(deps.pricePerToken !== undefined ? { pricePerToken: deps.pricePerToken } : {}),
+    ...(deps.budget ? { budget: deps.budget } : {}),
+  });
+}
