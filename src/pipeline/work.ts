@@ -122,14 +122,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         written.file,
         embedded.chunks.map((chunk) => chunk.hash),
       );
-      metrics?.jobCompleted({ inputs: record.rows, tokens: record.promptTokens, costUsd: record.cost });
+      const usage = { inputs: record.rows, tokens: record.promptTokens, costUsd: record.cost };
+      metrics?.jobCompleted(usage);
       // This batch's own retries (the process's counter also moves with its other jobs').
       for (let i = 0; i < record.retries; i++) metrics?.retry();
-      await runs.done(runId, batch.batchId, {
-        inputs: record.rows,
-        tokens: record.promptTokens,
-        costUsd: record.cost,
-      });
+      await runs.done(runId, batch.batchId, usage);
       // Also when an earlier run of this job counted it first: that run may have died before it
       // looked, and then nobody else would queue finalize.
       await finalizeWhenSettled(runId);
