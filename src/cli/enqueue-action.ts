@@ -8,7 +8,7 @@ import { GatewayClient, retryAfterTooLong } from '../gateway/index.js';
 import { createLogger } from '../observability/logger.js';
 import { RunStats } from '../observability/stats.js';
 import { enqueueCorpus } from '../pipeline/enqueue.js';
-import { SharedRetryAfter } from '../queue/shared-retry-after.js';
+import { RetryAfterSharing } from '../queue/shared-retry-after.js';
 import { attribution } from './context.js';
 import { printJson } from './format.js';
 import { type QueueFlags, queueAddress } from './queue-options.js';
@@ -45,7 +45,7 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
   }
   const settings = { ...resolved, emulator: false };
   if (!env.apiKey) throw new MissingKeyError('EMBEDPIPE_API_KEY');
-  let shared: SharedRetryAfter | undefined;
+  const sharing = new RetryAfterSharing((message, error) => logger.warn({ err: String(error) }, message));
   const client = new GatewayClient({
     baseUrl: settings.baseUrl,
     apiKey: env.apiKey,
@@ -53,11 +53,7 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
     maxInFlight: settings.concurrency,
     maxRetryAfterMs: settings.retry.maxRetryAfterMs,
     // The workers of this queue use the same key: a 429 seen here holds them back too, and theirs this.
-    onRetryAfter: (event) => {
-      void shared
-        ?.publish(event.until)
-        .catch((error: unknown) => logger.warn({ err: String(error) }, 'could not share a Retry-After'));
-    },
+    onRetryAfter: (event) => sharing.publish(event.until),
     ...attribution(env),
   });
   const controller = new AbortController();
@@ -73,17 +69,7 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
       address,
       ...(flags.highWater !== undefined ? { highWater: flags.highWater } : {}),
       signal: controller.signal,
-      shareRetryAfter: async (redis) => {
-        shared = await SharedRetryAfter.start({
-          redis,
-          queue: address.queue,
-          prefix: address.prefix,
-          gate: client.retryAfterGate,
-          tooLong: retryAfterTooLong,
-          onError: (error) => logger.warn({ err: error.message }, 'shared Retry-After'),
-        });
-        return shared;
-      },
+      shareRetryAfter: (redis) => sharing.connect(redis, address, client.retryAfterGate, retryAfterTooLong),
     });
     if (flags.json) printJson(summary);
     else {

@@ -8,7 +8,7 @@ import { createLogger } from '../observability/logger.js';
 import { startMetricsServer, WorkerMetrics } from '../observability/metrics.js';
 import { RunStats } from '../observability/stats.js';
 import { startWorker } from '../pipeline/work.js';
-import { SharedRetryAfter } from '../queue/shared-retry-after.js';
+import { RetryAfterSharing } from '../queue/shared-retry-after.js';
 import { attribution } from './context.js';
 import { type QueueFlags, queueAddress } from './queue-options.js';
 
@@ -30,7 +30,7 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
   if (!env.apiKey) throw new MissingKeyError('EMBEDPIPE_API_KEY');
   const concurrency = flags.concurrency ?? DEFAULTS.distributed.concurrency;
   const metrics = new WorkerMetrics();
-  let shared: SharedRetryAfter | undefined;
+  const sharing = new RetryAfterSharing((message, error) => logger.warn({ err: String(error) }, message));
   const client = new GatewayClient({
     baseUrl,
     apiKey: env.apiKey,
@@ -41,23 +41,14 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
     // A 429 seen here holds back every worker of the queue, on every machine, for its Retry-After.
     onRetryAfter: (event) => {
       if (event.status === 429) metrics.rateLimited();
-      void shared
-        ?.publish(event.until)
-        .catch((error: unknown) => logger.warn({ err: String(error) }, 'could not share a Retry-After'));
+      sharing.publish(event.until);
     },
     onResponse: (event) => {
       if (event.path.endsWith('/embeddings')) metrics.observeRequest(event.seconds);
     },
     ...attribution(env),
   });
-  shared = await SharedRetryAfter.start({
-    redis: address.redisUrl,
-    queue: address.queue,
-    prefix: address.prefix,
-    gate: client.retryAfterGate,
-    tooLong: retryAfterTooLong,
-    onError: (error) => logger.warn({ err: error.message }, 'shared Retry-After'),
-  });
+  await sharing.connect(address.redisUrl, address, client.retryAfterGate, retryAfterTooLong);
   const running = await startWorker({
     client,
     logger,
@@ -81,7 +72,7 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
   await running.close();
-  await shared.close();
+  await sharing.close();
   await server?.close();
   await client.close();
   logger.info('worker stopped');

@@ -190,3 +190,45 @@ async function quit(redis: Redis): Promise<void> {
   }
   await redis.quit().catch(() => redis.disconnect());
 }
+
+/**
+ * A gateway client's side of the sharing, for the commands that make one (`enqueue`, `worker`):
+ * `publish` goes into the client's `onRetryAfter` before Redis is reached (a wait seen before then
+ * is simply not shared), `connect` bridges the client's gate once it is, with the client's own
+ * error for a wait past --max-retry-after. Failures to share are logged, never thrown.
+ */
+export class RetryAfterSharing {
+  #shared: SharedRetryAfter | undefined;
+  readonly #warn: (message: string, error: unknown) => void;
+
+  constructor(warn: (message: string, error: unknown) => void) {
+    this.#warn = warn;
+  }
+
+  readonly publish = (untilMs: number): void => {
+    this.#shared
+      ?.publish(untilMs)
+      .catch((error: unknown) => this.#warn('could not share a Retry-After', error));
+  };
+
+  async connect(
+    redis: string | Redis,
+    address: { readonly queue: string; readonly prefix: string },
+    gate: RetryAfterGate,
+    tooLong: TooLongError,
+  ): Promise<SharedRetryAfter> {
+    this.#shared = await SharedRetryAfter.start({
+      redis,
+      queue: address.queue,
+      prefix: address.prefix,
+      gate,
+      tooLong,
+      onError: (error) => this.#warn('shared Retry-After', error),
+    });
+    return this.#shared;
+  }
+
+  async close(): Promise<void> {
+    await this.#shared?.close();
+  }
+}
