@@ -16,7 +16,7 @@ import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
 import { isAudioFileName, readAudioFile } from './audio.js';
 import { reject, toEntry } from './entries.js';
-import { isTextFileName, readTextDocument, type TextReadOptions, walkFolder } from './text-folder.js';
+import { isTextFileName, readFound, type TextReadOptions, walkFolder } from './text-folder.js';
 
 export interface AudioReadOptions extends TextReadOptions {
   /** A larger audio file is a reject, never read whole. */
@@ -33,12 +33,9 @@ export async function* readAudioFolder(options: AudioReadOptions): AsyncGenerato
   if (!found.some((item) => isAudioFileName(item.rel))) {
     throw new UsageError(`no .wav, .mp3, .flac, .ogg, .m4a or .webm audio files in folder ${options.file}`);
   }
-  options.onTotalBytes?.(found.reduce((sum, item) => sum + ('size' in item ? item.size : 0), 0));
-  for (const item of found) {
-    if ('problem' in item) yield reject(item.rel, 1, item.problem, item.isFile ? item.rel : undefined);
-    else if (isAudioFileName(item.rel)) yield await readAudioDocument(item.abs, item.rel, item.rel, options);
-    else yield await readTextDocument(item.abs, item.rel, item.rel, item.size, options);
-  }
+  yield* readFound(found, options, (file) =>
+    isAudioFileName(file.rel) ? readAudioDocument(file.abs, file.rel, file.rel, options) : undefined,
+  );
 }
 
 /** One audio file as one document, its id the file's base name. */
@@ -54,5 +51,5 @@ async function readAudioDocument(
 ): Promise<CorpusEntry> {
   const audio = await readAudioFile(path, file, options.maxAudioBytes, options.onBytes);
   if (typeof audio === 'string') return reject(file, 1, audio, id);
-  return toEntry(options.ids, file, 1, id, '', undefined, audio);
+  return toEntry(options.ids, file, 1, id, '', { audio });
 }

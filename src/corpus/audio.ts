@@ -17,11 +17,10 @@
  * file and a truncated download; damaged samples inside a well-formed file are the gateway's to
  * refuse (then the file is a reject naming the gateway's message).
  */
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname } from 'node:path';
 import type { AudioFormat, AudioRef, CorpusEntry } from '../domain.js';
 import { type FileReadOptions, Reason, reject, toEntry } from './entries.js';
-import { readMediaFile, sha256Hex } from './media-file.js';
+import { fieldTarget, hexHead, readMediaFile, sha256Hex, shorten } from './media-file.js';
 
 export const AUDIO_FORMATS: readonly AudioFormat[] = ['wav', 'mp3', 'flac', 'ogg', 'm4a', 'webm'];
 
@@ -73,8 +72,7 @@ export function inspectAudio(bytes: Uint8Array): Inspected {
   if (b.length >= 4 && b.readUInt32BE(0) === 0x1a45dfa3) return inspectWebm(b);
   if (b.toString('latin1', 0, 3) === 'ID3') return inspectMp3(b);
   if (frameHeader(b, 0) !== undefined) return inspectMp3(b);
-  const head = [...b.subarray(0, 8)].map((byte) => byte.toString(16).padStart(2, '0')).join(' ');
-  return { problem: Reason.notAudio(head) };
+  return { problem: Reason.notAudio(hexHead(b)) };
 }
 
 // ---- WAV ----------------------------------------------------------------------------------------
@@ -152,7 +150,7 @@ interface FrameHeader {
 }
 
 /** The MPEG audio frame header at `offset`, or undefined when there is none. */
-export function frameHeader(b: Buffer, offset: number): FrameHeader | undefined {
+function frameHeader(b: Buffer, offset: number): FrameHeader | undefined {
   if (offset + 4 > b.length) return undefined;
   const b1 = b[offset + 1]!;
   const b2 = b[offset + 2]!;
@@ -464,31 +462,12 @@ export async function readAudioFile(
   };
 }
 
-const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
-
 /** The audio file a CSV/JSONL field names (a path relative to `baseDir`, or a `file:` URL), or a reject reason. */
-export async function audioFromField(
-  value: string,
-  baseDir: string,
-  maxBytes: number,
-  onBytes?: (bytes: number) => void,
-): Promise<AudioRef | string> {
-  const scheme = SCHEME.exec(value)?.[1]?.toLowerCase();
-  let path: string;
-  if (scheme === 'file') {
-    try {
-      path = fileURLToPath(value);
-    } catch {
-      return `audio ${value}: invalid file URL`;
-    }
-  } else if (scheme !== undefined && scheme.length > 1) {
-    // (One letter: a Windows drive, `C:\…`.)
-    const shown = value.length > 80 ? `${value.slice(0, 77)}…` : value;
-    return `audio ${shown}: ${Reason.audioNotLocal(`${scheme}:`)}`;
-  } else {
-    path = resolve(baseDir, value);
-  }
-  const ref = await readAudioFile(path, value, maxBytes, onBytes);
+async function audioFromField(value: string, baseDir: string, maxBytes: number): Promise<AudioRef | string> {
+  const target = fieldTarget(value, baseDir);
+  if ('invalidFileUrl' in target) return `audio ${value}: invalid file URL`;
+  if ('scheme' in target) return `audio ${shorten(value)}: ${Reason.audioNotLocal(`${target.scheme}:`)}`;
+  const ref = await readAudioFile(target.path, value, maxBytes);
   return typeof ref === 'string' ? `audio ${value}: ${ref}` : ref;
 }
 
@@ -508,5 +487,5 @@ export async function audioRowEntry(
     options.maxAudioBytes ?? Number.POSITIVE_INFINITY,
   );
   if (typeof audio === 'string') return reject(options.file, line, audio, id);
-  return toEntry(options.ids, options.file, line, id, '', undefined, audio);
+  return toEntry(options.ids, options.file, line, id, '', { audio });
 }

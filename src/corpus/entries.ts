@@ -96,7 +96,8 @@ const ONLY_WHITESPACE = /^\s*$/u;
 /**
  * Checks a candidate document whose id and text are already known to be strings, and registers
  * its id. `text` is kept exactly as given: no trimming, no normalisation. With an image, the text
- * is its caption and may be empty.
+ * is its caption and may be empty; with audio, it is empty (the transcript, filled in later by
+ * pipeline/transcribe.ts).
  */
 export function toEntry(
   ids: IdRegistry,
@@ -104,18 +105,14 @@ export function toEntry(
   line: number,
   id: string,
   text: string,
-  image?: ImageRef,
-  audio?: AudioRef,
+  media?: { readonly image: ImageRef } | { readonly audio: AudioRef },
 ): CorpusEntry {
   if (id === '') return reject(file, line, Reason.missingId);
-  // An audio document's text is its transcript, filled in later (pipeline/transcribe.ts).
-  const media = image !== undefined || audio !== undefined;
-  if (!media && text === '') return reject(file, line, Reason.emptyText, id);
-  if (!media && ONLY_WHITESPACE.test(text)) return reject(file, line, Reason.whitespaceText, id);
+  if (media === undefined && text === '') return reject(file, line, Reason.emptyText, id);
+  if (media === undefined && ONLY_WHITESPACE.test(text)) return reject(file, line, Reason.whitespaceText, id);
   // Registered last: a rejected row never claims its id, so a later valid row with it still counts.
   const firstSeen = ids.claim(id, file, line);
   if (firstSeen !== undefined) return reject(file, line, Reason.duplicateId(firstSeen), id);
   const document = { id, text, source: file, line };
-  if (audio !== undefined) return { kind: 'document', document: { ...document, audio } };
-  return { kind: 'document', document: image === undefined ? document : { ...document, image } };
+  return { kind: 'document', document: media === undefined ? document : { ...document, ...media } };
 }

@@ -13,21 +13,20 @@
  * - An unreadable, empty, oversized or corrupt image, or a caption that cannot be read, is a reject
  *   naming the image; nothing is skipped without a word.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
 import { Reason, reject, toEntry } from './entries.js';
 import { isImageFileName, readImageFile } from './images.js';
 import {
-  errorCode,
   type Found,
   isTextFileName,
-  readTextDocument,
+  readFound,
+  readText,
   type TextReadOptions,
   walkFolder,
 } from './text-folder.js';
-import { decodeUtf8, stripBom } from './utf8.js';
 
 export interface ImageReadOptions extends TextReadOptions {
   /** A larger image is a reject, never read whole. */
@@ -57,20 +56,16 @@ export async function* readImageFolder(options: ImageReadOptions): AsyncGenerato
   for (const item of found) {
     if (CAPTION_NAME.test(item.rel) && stems.has(stemOf(item.rel))) captions.set(stemOf(item.rel), item);
   }
-  options.onTotalBytes?.(found.reduce((sum, item) => sum + ('size' in item ? item.size : 0), 0));
-  for (const item of found) {
-    if (isImageFileName(item.rel)) {
-      if ('problem' in item) yield reject(item.rel, 1, item.problem, item.isFile ? item.rel : undefined);
-      else
-        yield await readImageDocument(item.abs, item.rel, item.rel, captions.get(stemOf(item.rel)), options);
-    } else if (captions.get(stemOf(item.rel)) === item) {
-      // An image's caption: read with its image.
-    } else if ('problem' in item) {
-      yield reject(item.rel, 1, item.problem, item.isFile ? item.rel : undefined);
-    } else {
-      yield await readTextDocument(item.abs, item.rel, item.rel, item.size, options);
-    }
-  }
+  yield* readFound(
+    found,
+    options,
+    (file) =>
+      isImageFileName(file.rel)
+        ? readImageDocument(file.abs, file.rel, file.rel, captions.get(stemOf(file.rel)), options)
+        : undefined,
+    // An image's caption: read with its image.
+    (item) => captions.get(stemOf(item.rel)) === item,
+  );
 }
 
 /** One image file as one document, its id the file's base name; `x.txt` beside it is its caption. */
@@ -97,27 +92,10 @@ async function readImageDocument(
   if (typeof image === 'string') return reject(file, 1, image, id);
   let text = '';
   if (caption !== undefined) {
-    const read = await readCaption(caption, options);
-    if (read.problem !== undefined) return reject(file, 1, Reason.caption(caption.rel, read.problem), id);
+    // A caption the walk could not use says why; else it is read as a text file is.
+    const read = 'problem' in caption ? caption : await readText(caption.abs, caption.size, options);
+    if ('problem' in read) return reject(file, 1, Reason.caption(caption.rel, read.problem), id);
     text = read.text;
   }
-  return toEntry(options.ids, file, 1, id, text, image);
-}
-
-async function readCaption(
-  caption: Found,
-  options: ImageReadOptions,
-): Promise<{ text: string; problem?: undefined } | { problem: string }> {
-  if ('problem' in caption) return { problem: caption.problem };
-  if (caption.size > options.maxFileBytes)
-    return { problem: Reason.tooLarge(caption.size, options.maxFileBytes) };
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(caption.abs);
-  } catch (error) {
-    return { problem: Reason.unreadableFile(errorCode(error)) };
-  }
-  options.onBytes(bytes.length);
-  const text = decodeUtf8(stripBom(bytes));
-  return text === undefined ? { problem: Reason.invalidUtf8 } : { text };
+  return toEntry(options.ids, file, 1, id, text, { image });
 }

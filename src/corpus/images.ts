@@ -10,11 +10,10 @@
  * another type under an image's name, an empty file and a truncated download; a damaged pixel
  * stream inside a well-formed file is the gateway's to refuse (then a chunk failure).
  */
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname } from 'node:path';
 import type { CorpusEntry, ImageMime, ImageRef } from '../domain.js';
 import { type FileReadOptions, Reason, reject, toEntry } from './entries.js';
-import { readMediaFile, sha256Hex } from './media-file.js';
+import { fieldTarget, hexHead, readMediaFile, sha256Hex, shorten } from './media-file.js';
 
 const IMAGE_NAME = /\.(?:png|jpe?g|gif|webp)$/i;
 
@@ -49,8 +48,7 @@ export function inspectImage(bytes: Uint8Array): ImageInfo | { readonly problem:
   if (head6 === 'GIF87a' || head6 === 'GIF89a') return inspectGif(buffer);
   if (buffer.toString('latin1', 0, 4) === 'RIFF' && buffer.toString('latin1', 8, 12) === 'WEBP')
     return inspectWebp(buffer);
-  const head = [...buffer.subarray(0, 8)].map((b) => b.toString(16).padStart(2, '0')).join(' ');
-  return { problem: Reason.notAnImage(head) };
+  return { problem: Reason.notAnImage(hexHead(buffer)) };
 }
 
 function corrupt(mime: ImageMime, what: string): { problem: string } {
@@ -159,7 +157,7 @@ function inspectWebp(b: Buffer): ImageInfo | { problem: string } {
 }
 
 /** Length of the data URL of `bytes` bytes of `mime` (what a request carries). */
-export function dataUrlLength(mime: ImageMime, bytes: number): number {
+function dataUrlLength(mime: ImageMime, bytes: number): number {
   return `data:${mime};base64,`.length + 4 * Math.ceil(bytes / 3);
 }
 
@@ -239,51 +237,32 @@ export function parseDataUrl(url: string, maxBytes: number): ImageRef | string {
   };
 }
 
-const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
-
 /**
  * The image a CSV/JSONL field names, or a reject reason that names the image: an http(s) URL
  * (checked for form only), a data URL, a `file:` URL, or a local path relative to `baseDir` (the
  * corpus file's folder).
  */
-export async function imageFromField(
-  value: string,
-  baseDir: string,
-  maxBytes: number,
-  onBytes?: (bytes: number) => void,
-): Promise<ImageRef | string> {
-  const scheme = SCHEME.exec(value)?.[1]?.toLowerCase();
-  if (scheme === 'http' || scheme === 'https') {
-    try {
-      new URL(value);
-    } catch {
-      return `image ${value}: ${Reason.invalidImageUrl}`;
+async function imageFromField(value: string, baseDir: string, maxBytes: number): Promise<ImageRef | string> {
+  const target = fieldTarget(value, baseDir);
+  if ('scheme' in target) {
+    const { scheme } = target;
+    if (scheme === 'http' || scheme === 'https') {
+      try {
+        new URL(value);
+      } catch {
+        return `image ${value}: ${Reason.invalidImageUrl}`;
+      }
+      return { kind: 'url', source: value, url: value, urlBytes: Buffer.byteLength(value) };
     }
-    return { kind: 'url', source: value, url: value, urlBytes: Buffer.byteLength(value) };
-  }
-  if (scheme === 'data') {
-    const ref = parseDataUrl(value, maxBytes);
-    return typeof ref === 'string' ? `image data URL: ${ref}` : ref;
-  }
-  let path: string;
-  if (scheme === 'file') {
-    try {
-      path = fileURLToPath(value);
-    } catch {
-      return `image ${value}: ${Reason.invalidImageUrl}`;
+    if (scheme === 'data') {
+      const ref = parseDataUrl(value, maxBytes);
+      return typeof ref === 'string' ? `image data URL: ${ref}` : ref;
     }
-  } else if (scheme !== undefined && scheme.length > 1) {
-    // (One letter: a Windows drive, `C:\…`.)
     return `image ${shorten(value)}: ${Reason.unsupportedImageUrl(`${scheme}:`)}`;
-  } else {
-    path = resolve(baseDir, value);
   }
-  const ref = await readImageFile(path, value, maxBytes, onBytes);
+  if ('invalidFileUrl' in target) return `image ${value}: ${Reason.invalidImageUrl}`;
+  const ref = await readImageFile(target.path, value, maxBytes);
   return typeof ref === 'string' ? `image ${value}: ${ref}` : ref;
-}
-
-function shorten(value: string): string {
-  return value.length > 80 ? `${value.slice(0, 77)}…` : value;
 }
 
 /**
@@ -303,5 +282,5 @@ export async function imageRowEntry(
     options.maxImageBytes ?? Number.POSITIVE_INFINITY,
   );
   if (typeof image === 'string') return reject(options.file, line, image, id);
-  return toEntry(options.ids, options.file, line, id, caption, image);
+  return toEntry(options.ids, options.file, line, id, caption, { image });
 }

@@ -2,8 +2,8 @@
  * Corpus readers: a CSV file, a JSONL file (either with an optional image or audio field), a folder
  * (or single file) of plain text, a folder of images with captions (or a single image), or a folder
  * of audio files (or a single one), read as a stream of documents and rejects in corpus order. An
- * audio document's text is empty here: the run transcribes it (pipeline/transcribe.ts). Memory does not grow with the corpus, except
- * for the compact registry of ids used to detect duplicates.
+ * audio document's text is empty here: the run transcribes it (pipeline/transcribe.ts). Memory does
+ * not grow with the corpus, except for the compact registry of ids used to detect duplicates.
  *
  * Problems with the whole input (missing, unreadable, no usable CSV header, empty folder) are
  * thrown as UsageError; problems with one entry become a reject and reading goes on.
@@ -91,21 +91,10 @@ export function detectFormat(path: string, stat: { isDirectory(): boolean }): Co
 }
 
 /**
- * Whether a folder holds an image file (by name; hidden entries skipped; symlinked folders not
- * entered), stopping at the first one. False for a path that is not a readable folder.
- */
-export function folderHoldsImages(root: string): boolean {
-  return folderHolds(root, { stopAtImage: true }).images;
-}
-
-/**
  * Whether a folder holds image files and audio files (by name; hidden entries skipped; symlinked
- * folders not entered), stopping once both are found (or at the first image, with `stopAtImage`).
+ * folders not entered), stopping once both are found.
  */
-export function folderHolds(
-  root: string,
-  { stopAtImage = false }: { stopAtImage?: boolean } = {},
-): { images: boolean; audio: boolean } {
+function folderHolds(root: string): { images: boolean; audio: boolean } {
   const holds = { images: false, audio: false };
   const pending = [root];
   while (pending.length > 0) {
@@ -122,7 +111,7 @@ export function folderHolds(
       else if (entry.isFile() || entry.isSymbolicLink()) {
         if (isImageFileName(entry.name)) holds.images = true;
         else if (isAudioFileName(entry.name)) holds.audio = true;
-        if (holds.images && (stopAtImage || holds.audio)) return holds;
+        if (holds.images && holds.audio) return holds;
       }
     }
   }
@@ -245,12 +234,17 @@ async function* read(options: CorpusOptions): AsyncGenerator<CorpusEntry> {
     yield entry;
   }
   // An input with no row at all (an empty file, a CSV of a header only) is a mistake, not a dataset.
-  if (!any) {
-    throw new UsageError(
-      `no documents in the input: ${path} holds no ${format === 'csv' ? 'CSV record below its header' : format === 'jsonl' ? 'JSON line' : format === 'images' ? 'image' : format === 'audio' ? 'audio file' : 'text'}`,
-    );
-  }
+  if (!any) throw new UsageError(`no documents in the input: ${path} holds no ${NOTHING_READ[format]}`);
 }
+
+/** What an input of each format holds none of, when it yields no entry at all. */
+const NOTHING_READ: Readonly<Record<CorpusFormat, string>> = {
+  csv: 'CSV record below its header',
+  jsonl: 'JSON line',
+  text: 'text',
+  images: 'image',
+  audio: 'audio file',
+};
 
 interface ReaderOptions {
   readonly path: string;

@@ -19,7 +19,7 @@ export interface JsonlReadOptions extends FileReadOptions {
 }
 
 /** Leading rows all missing the id or text field after which the read stops (wrong --id-field?). */
-export const MISSING_FIELD_ROWS = 100;
+const MISSING_FIELD_ROWS = 100;
 
 export async function* readJsonl(options: JsonlReadOptions): AsyncGenerator<CorpusEntry> {
   const lines = new LineSplitter(options.maxLineBytes);
@@ -74,7 +74,7 @@ class FieldCheck {
 function lineToEntry(
   line: RawLine,
   options: JsonlReadOptions,
-  fields?: FieldCheck,
+  fields: FieldCheck,
 ): CorpusEntry | Promise<CorpusEntry> | undefined {
   const { file } = options;
   const { number } = line;
@@ -94,26 +94,15 @@ function lineToEntry(
     return reject(file, number, Reason.notAnObject(typeOf(value)));
   }
 
-  // Own properties only: a field named "constructor" must not find Object.prototype's.
   const record = value as Record<string, unknown>;
-  const id = Object.hasOwn(record, options.idField) ? record[options.idField] : undefined;
-  const text = Object.hasOwn(record, options.textField) ? record[options.textField] : undefined;
-  const { imageField } = options;
-  const image =
-    imageField !== undefined && Object.hasOwn(record, imageField) ? record[imageField] : undefined;
-  const hasImage = image !== undefined && image !== null && image !== '';
-  const { audioField } = options;
-  const audio =
-    audioField !== undefined && Object.hasOwn(record, audioField) ? record[audioField] : undefined;
-  const hasAudio = audio !== undefined && audio !== null && audio !== '';
-  fields?.note(
-    record,
-    id !== undefined &&
-      id !== null &&
-      id !== '' &&
-      ((text !== undefined && text !== null) || hasImage || hasAudio),
-  );
-  if (id === undefined || id === null || id === '') return reject(file, number, Reason.missingId);
+  const id = fieldOf(record, options.idField);
+  const text = fieldOf(record, options.textField);
+  const image = fieldOf(record, options.imageField);
+  const hasImage = isGiven(image);
+  const audio = fieldOf(record, options.audioField);
+  const hasAudio = isGiven(audio);
+  fields.note(record, isGiven(id) && ((text !== undefined && text !== null) || hasImage || hasAudio));
+  if (!isGiven(id)) return reject(file, number, Reason.missingId);
   if (typeof id !== 'string') return reject(file, number, Reason.nonStringId(typeOf(id)));
   // JSON escapes can spell a lone surrogate ("\ud800"), which no UTF-8 output can store exactly.
   // isWellFormed: no lone surrogate; native, ~10× faster than a \p{Surrogate} scan.
@@ -136,6 +125,16 @@ function lineToEntry(
   if (typeof text !== 'string') return reject(file, number, Reason.nonStringText(typeOf(text)), id);
   if (!text.isWellFormed()) return reject(file, number, Reason.unpairedSurrogate('text'), id);
   return toEntry(options.ids, file, number, id, text);
+}
+
+/** Own properties only: a field named "constructor" must not find Object.prototype's. */
+function fieldOf(record: Record<string, unknown>, name: string | undefined): unknown {
+  return name !== undefined && Object.hasOwn(record, name) ? record[name] : undefined;
+}
+
+/** A field that holds something: not absent, null or empty. */
+function isGiven(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== '';
 }
 
 /** Only spaces, tabs and CRs (JSON whitespace without LF). */

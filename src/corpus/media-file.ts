@@ -1,11 +1,15 @@
 /**
  * Reading a local media file (an image or an audio file) for a corpus: never opened unless it is a
  * regular file (a FIFO would block), size-checked before and after reading, hashed. What is wrong
- * with it comes back as a reject reason, in the caller's words.
+ * with it comes back as a reject reason, in the caller's words. Also what the image and audio
+ * readers share: where a corpus field's path points, and reading a planned file again.
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Reason } from './entries.js';
+import { errorCode } from './text-folder.js';
 
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -25,14 +29,13 @@ export async function readMediaFile(
   reasons: MediaReasons,
   onBytes?: (bytes: number) => void,
 ): Promise<Buffer | string> {
-  const codeOf = (error: unknown) => (error as NodeJS.ErrnoException).code ?? String(error);
   let size: number;
   try {
     const info = await stat(path);
     if (!info.isFile()) return Reason.notRegularFile(info.isDirectory() ? 'a folder' : 'not a file');
     size = info.size;
   } catch (error) {
-    return reasons.unreadable(codeOf(error));
+    return reasons.unreadable(errorCode(error));
   }
   if (size === 0) return reasons.empty;
   if (size > maxBytes) return reasons.tooLarge(size, maxBytes);
@@ -40,10 +43,61 @@ export async function readMediaFile(
   try {
     bytes = await readFile(path);
   } catch (error) {
-    return reasons.unreadable(codeOf(error));
+    return reasons.unreadable(errorCode(error));
   }
   onBytes?.(bytes.length);
   // It may have grown since stat.
   if (bytes.length > maxBytes) return reasons.tooLarge(bytes.length, maxBytes);
   return bytes;
+}
+
+/**
+ * A planned media file read again (its request is being built): its bytes, or why they are not
+ * the ones planned (`unreadable` with the error code, or `changed`).
+ */
+export async function rereadMediaFile(
+  path: string,
+  planned: { readonly bytes: number; readonly sha256: string },
+): Promise<Buffer | { readonly unreadable: string } | { readonly changed: true }> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    return { unreadable: errorCode(error) };
+  }
+  if (bytes.length !== planned.bytes || sha256Hex(bytes) !== planned.sha256) return { changed: true };
+  return bytes;
+}
+
+/** The first bytes of a file in hex (`89 50 4e 47`), for a reason saying what it is not. */
+export function hexHead(bytes: Uint8Array): string {
+  return [...bytes.subarray(0, 8)].map((byte) => byte.toString(16).padStart(2, '0')).join(' ');
+}
+
+const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
+
+/**
+ * Where a CSV/JSONL field's media value points: a local `path` (a `file:` URL, or a path relative
+ * to `baseDir`, the corpus file's folder), a broken `file:` URL, or another URL `scheme` (lower
+ * case) for the caller to take or refuse. One letter before a colon is a Windows drive (`C:\…`).
+ */
+export function fieldTarget(
+  value: string,
+  baseDir: string,
+): { readonly path: string } | { readonly scheme: string } | { readonly invalidFileUrl: true } {
+  const scheme = SCHEME.exec(value)?.[1]?.toLowerCase();
+  if (scheme === 'file') {
+    try {
+      return { path: fileURLToPath(value) };
+    } catch {
+      return { invalidFileUrl: true };
+    }
+  }
+  if (scheme !== undefined && scheme.length > 1) return { scheme };
+  return { path: resolve(baseDir, value) };
+}
+
+/** A field value as a reason quotes it: at most 80 characters. */
+export function shorten(value: string): string {
+  return value.length > 80 ? `${value.slice(0, 77)}…` : value;
 }

@@ -35,10 +35,15 @@ export interface TextReadOptions {
   readonly followSymlinks?: boolean;
 }
 
+/** A file found in the folder. */
+export interface FoundFile {
+  readonly rel: string;
+  readonly abs: string;
+  readonly size: number;
+}
+
 /** A file found in the folder, or a problem found while walking it. */
-export type Found =
-  | { readonly rel: string; readonly abs: string; readonly size: number }
-  | { readonly rel: string; readonly problem: string; readonly isFile: boolean };
+export type Found = FoundFile | { readonly rel: string; readonly problem: string; readonly isFile: boolean };
 
 const TEXT_NAME = /\.(?:txt|md)$/i;
 
@@ -51,10 +56,26 @@ export function isTextFileName(name: string): boolean {
 export async function* readTextFolder(options: TextReadOptions): AsyncGenerator<CorpusEntry> {
   const found = await walkFolder(options.path, options.file, options.followSymlinks ?? false, isTextFileName);
   if (found.length === 0) throw new UsageError(`no .txt or .md files in folder ${options.file}`);
+  yield* readFound(found, options);
+}
+
+/**
+ * The entries of a folder walk, in its order, after telling `onTotalBytes` the size of all it found:
+ * a walk problem is a reject naming the entry (a file's path is its id); a file is what `read`
+ * makes of it, or else (`read` returns undefined) a text document. `skip` leaves out files read
+ * with another (an image's caption).
+ */
+export async function* readFound(
+  found: readonly Found[],
+  options: TextReadOptions,
+  read?: (file: FoundFile) => Promise<CorpusEntry> | undefined,
+  skip?: (item: Found) => boolean,
+): AsyncGenerator<CorpusEntry> {
   options.onTotalBytes?.(found.reduce((sum, item) => sum + ('size' in item ? item.size : 0), 0));
   for (const item of found) {
+    if (skip?.(item)) continue;
     if ('problem' in item) yield reject(item.rel, 1, item.problem, item.isFile ? item.rel : undefined);
-    else yield await readTextDocument(item.abs, item.rel, item.rel, item.size, options);
+    else yield await (read?.(item) ?? readTextDocument(item.abs, item.rel, item.rel, item.size, options));
   }
 }
 
@@ -65,24 +86,34 @@ export async function* readTextFile(options: TextReadOptions): AsyncGenerator<Co
 }
 
 /** One text file as one document (`file` names it in the document and its rejects). */
-export async function readTextDocument(
+async function readTextDocument(
   path: string,
   file: string,
   id: string,
   size: number,
   options: TextReadOptions,
 ): Promise<CorpusEntry> {
-  if (size > options.maxFileBytes) return reject(file, 1, Reason.tooLarge(size, options.maxFileBytes), id);
+  const read = await readText(path, size, options);
+  if ('problem' in read) return reject(file, 1, read.problem, id);
+  return toEntry(options.ids, file, 1, id, read.text);
+}
+
+/** A text file's text, exactly as written (less a BOM), or why it cannot be one (a reject reason). */
+export async function readText(
+  path: string,
+  size: number,
+  options: Pick<TextReadOptions, 'maxFileBytes' | 'onBytes'>,
+): Promise<{ readonly text: string } | { readonly problem: string }> {
+  if (size > options.maxFileBytes) return { problem: Reason.tooLarge(size, options.maxFileBytes) };
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
   } catch (error) {
-    return reject(file, 1, Reason.unreadableFile(errorCode(error)), id);
+    return { problem: Reason.unreadableFile(errorCode(error)) };
   }
   options.onBytes(bytes.length);
   const text = decodeUtf8(stripBom(bytes));
-  if (text === undefined) return reject(file, 1, Reason.invalidUtf8, id);
-  return toEntry(options.ids, file, 1, id, text);
+  return text === undefined ? { problem: Reason.invalidUtf8 } : { text };
 }
 
 /** The folder's files whose names `include` picks, and walk problems, sorted by relative path. */

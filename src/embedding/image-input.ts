@@ -4,9 +4,8 @@
  * joint vector. A local image is read again here (the plan carries only its path, size and hash)
  * and must still be the bytes that were planned.
  */
-import { readFile } from 'node:fs/promises';
 import { toDataUrl } from '../corpus/images.js';
-import { sha256Hex } from '../corpus/media-file.js';
+import { rereadMediaFile } from '../corpus/media-file.js';
 import type { ImageRef } from '../domain.js';
 import type { ContentPart, MultimodalBlock } from '../gateway/wire.js';
 
@@ -16,16 +15,13 @@ export class ImageUnavailableError extends Error {}
 /** The URL an image part carries: a URL as given, or a local file's bytes as a data URL. */
 export async function imageUrlOf(image: ImageRef): Promise<string> {
   if (image.kind !== 'file') return image.url;
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(image.path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+  const bytes = await rereadMediaFile(image.path, image);
+  if ('unreadable' in bytes) {
     throw new ImageUnavailableError(
-      `image ${image.source} cannot be read any more (${code}); re-run to plan it again`,
+      `image ${image.source} cannot be read any more (${bytes.unreadable}); re-run to plan it again`,
     );
   }
-  if (bytes.length !== image.bytes || sha256Hex(bytes) !== image.sha256) {
+  if ('changed' in bytes) {
     throw new ImageUnavailableError(
       `image ${image.source} changed since it was planned; re-run to embed its new content`,
     );

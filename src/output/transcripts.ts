@@ -20,6 +20,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LineSplitter, type RawLine } from '../corpus/lines.js';
 import { OutputError } from '../errors.js';
 import { isNotFound, messageOf } from './fs-errors.js';
 
@@ -252,47 +253,38 @@ export class TranscriptStore {
     }
     const file = this.#fileIndex(path);
     let offset = 0;
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
-    const take = (line: Buffer, start: number) => {
+    /** Indexes the line at `offset`. */
+    const take = ({ bytes, size }: RawLine) => {
       let value: unknown;
       try {
-        value = JSON.parse(line.toString('utf8'));
+        value = JSON.parse(bytes!.toString('utf8'));
       } catch {
         return; // a torn line (a crash mid-append): its transcript is paid for again
       }
       if (!isRecord(value)) return;
       const key = keyOf(value);
       if (this.#index.has(key)) return;
-      this.#index.set(key, { file, offset: start, length: line.length });
+      this.#index.set(key, { file, offset, length: size });
       if (own) this.#own.add(key);
       this.#noteEvidence(value);
     };
+    // No line limit: a transcript is as long as its audio.
+    const lines = new LineSplitter(Number.POSITIVE_INFINITY);
     let endsWithNewline = true;
     try {
       for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
-        let from = 0;
-        for (let at = chunk.indexOf(0x0a); at >= 0; at = chunk.indexOf(0x0a, from)) {
-          const piece = chunk.subarray(from, at);
-          const line = pending.length > 0 ? Buffer.concat([...pending, piece]) : piece;
-          take(line, offset);
-          offset += line.length + 1;
-          pending = [];
-          pendingBytes = 0;
-          from = at + 1;
-        }
-        if (from < chunk.length) {
-          pending.push(chunk.subarray(from));
-          pendingBytes += chunk.length - from;
+        for (const line of lines.push(chunk)) {
+          take(line);
+          offset += line.size + 1;
         }
       }
     } catch (error) {
       throw new OutputError(`cannot read ${path}: ${messageOf(error)}`, { cause: error });
     }
-    if (pendingBytes > 0) {
+    for (const line of lines.end()) {
       endsWithNewline = false;
-      take(Buffer.concat(pending), offset);
-      offset += pendingBytes;
+      take(line);
+      offset += line.size;
     }
     if (!own) return;
     this.#ownSize = offset;

@@ -15,13 +15,12 @@
  * run is incomplete and a re-run transcribes it); 402, 401, 404 and the run's stop (thrown: fatal for
  * the run, after the requests in flight have finished and their transcripts are kept).
  *
- * A dry run uses `estimatingStage` instead: a held transcript is planned as the text it is, and the
+ * A dry run uses `TranscriptionEstimator` instead: a held transcript is planned as the text it is, and the
  * others are counted (seconds from their headers, cost at a known price), never sent.
  */
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { TranscriptionSettings } from '../config/settings.js';
 import { Reason } from '../corpus/entries.js';
+import { rereadMediaFile } from '../corpus/media-file.js';
 import type { AudioRef, CorpusEntry, Document, TranscriptionFailure } from '../domain.js';
 import { UsageError } from '../errors.js';
 import { BadRequestError, GatewayError, NotFoundError } from '../gateway/index.js';
@@ -54,7 +53,7 @@ export interface TranscriptionEstimate {
 }
 
 /** The cache key of an audio document's transcript under the run's speech-to-text settings. */
-export function keyOf(audio: AudioRef, settings: TranscriptionSettings): string {
+function keyOf(audio: AudioRef, settings: TranscriptionSettings): string {
   return transcriptKey(audio.sha256, {
     model: settings.model ?? '',
     language: settings.language ?? null,
@@ -126,8 +125,7 @@ export function transcribingStage(options: TranscribingStageOptions): Transcript
    * A held transcript, or one from the gateway (appended to the store), or the entry that replaces
    * the document (a reject); undefined when its retries ran out.
    */
-  async function transcriptFor(document: Document, audio: AudioRef): Promise<Transcribed> {
-    const key = keyOf(audio, settings);
+  async function transcriptFor(document: Document, audio: AudioRef, key: string): Promise<Transcribed> {
     const held = options.store.has(key) ? await options.store.get(key) : undefined;
     if (held !== undefined) {
       options.stats.audio.reused += 1;
@@ -151,17 +149,9 @@ export function transcribingStage(options: TranscribingStageOptions): Transcript
 
   async function transcribe(document: Document, audio: AudioRef): Promise<Transcribed> {
     const { stats, transcriber } = options;
-    let data: Buffer;
-    try {
-      data = await readFile(audio.path);
-    } catch (error) {
-      return rejectOf(
-        document,
-        Reason.unreadableAudio((error as NodeJS.ErrnoException).code ?? String(error)),
-      );
-    }
-    if (createHash('sha256').update(data).digest('hex') !== audio.sha256)
-      return rejectOf(document, Reason.audioChanged);
+    const data = await rereadMediaFile(audio.path, audio);
+    if ('unreadable' in data) return rejectOf(document, Reason.unreadableAudio(data.unreadable));
+    if ('changed' in data) return rejectOf(document, Reason.audioChanged);
     stats.audio.inFlight += 1;
     try {
       const answer = await transcriber.transcribe(
@@ -221,11 +211,12 @@ export function transcribingStage(options: TranscribingStageOptions): Transcript
 
   async function settle(document: Document, audio: AudioRef): Promise<Outcome> {
     try {
-      const result = await transcriptFor(document, audio);
+      const key = keyOf(audio, settings);
+      const result = await transcriptFor(document, audio, key);
       if (result === undefined) return {}; // failed: left for a re-run
       if ('kind' in result) return { entry: result };
       const entry = fromTranscript(document, result.text);
-      if (entry.kind === 'document') options.tally?.add(keyOf(audio, settings), result);
+      if (entry.kind === 'document') options.tally?.add(key, result);
       return { entry };
     } catch (error) {
       return { fatal: error };

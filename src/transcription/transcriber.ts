@@ -71,7 +71,7 @@ export class GatewayTranscriber {
     const estimateUsd = price !== undefined && audio.seconds !== undefined ? price * audio.seconds : 0;
     let requests = 0;
     let retries = 0;
-    const result: TranscriptionResult = await withRetry(
+    const { answer, cost } = await withRetry(
       async () => {
         // Before anything is sent: a refused reservation sends nothing (and is not retried).
         const reservation = budget?.reserve(estimateUsd, `the transcription of ${what}`);
@@ -93,8 +93,9 @@ export class GatewayTranscriber {
           reservation?.release();
           throw error;
         }
-        reservation?.settle(costOf(answer, price) ?? 0);
-        return answer;
+        const cost = costOf(answer, price);
+        reservation?.settle(cost);
+        return { answer, cost };
       },
       {
         ...retry,
@@ -110,23 +111,22 @@ export class GatewayTranscriber {
         },
       },
     );
-    const reported = result.usage?.cost;
-    const seconds = result.usage?.seconds;
+    const seconds = answer.usage?.seconds;
     return {
-      text: result.text,
+      text: answer.text,
       ...(seconds !== undefined ? { seconds } : {}),
-      cost: costOf(result, price) ?? 0,
-      costReported: reported !== undefined,
+      cost,
+      costReported: answer.usage?.cost !== undefined,
       requests,
       retries,
     };
   }
 }
 
-/** The answer's cost: the gateway's, else its seconds at the known price. */
-function costOf(answer: TranscriptionResult, pricePerSecond: number | undefined): number | undefined {
+/** The answer's cost: the gateway's, else its seconds at the known price, else 0. */
+function costOf(answer: TranscriptionResult, pricePerSecond: number | undefined): number {
   if (answer.usage?.cost !== undefined) return answer.usage.cost;
   if (pricePerSecond !== undefined && answer.usage?.seconds !== undefined)
     return answer.usage.seconds * pricePerSecond;
-  return undefined;
+  return 0;
 }
