@@ -17,7 +17,7 @@ import {
 } from '../../src/emulator/index.js';
 import { ExitCode } from '../../src/errors.js';
 import { REJECTS_FILE } from '../../src/output/index.js';
-import { runCli } from '../helpers/cli.js';
+import { runArgs, runCli } from '../helpers/cli.js';
 
 let emulator: RunningEmulator;
 let dir: string;
@@ -48,6 +48,11 @@ const oneLine = (stderr: string): string => {
   return lines[0]!;
 };
 
+/** `run` of `input` with emu/embed-small, then `more`. */
+const runSmall = (input: string, ...more: string[]) => runArgs(input, 'emu/embed-small', ...more);
+/** Runs `run` of `input` with emu/embed-small against the built-in emulator, then `more`. */
+const runEmulated = (input: string, ...more: string[]) => runCli(runSmall(input, '--emulator', ...more));
+
 async function csv(name: string, body: string): Promise<string> {
   const path = join(dir, name);
   await writeFile(path, body);
@@ -68,7 +73,7 @@ describe('gateway unreachable', () => {
       ['embed', 'x', '--model', 'emu/embed-small'],
       ['members'],
       ['transcribe', audio, '--model', 'emu/whisper-tiny'],
-      ['run', '--input', input, '--model', 'emu/embed-small', '--out', join(dir, 'never')],
+      runSmall(input, '--out', join(dir, 'never')),
     ]) {
       const r = await runCli(args, env);
       const line = oneLine(r.stderr);
@@ -97,10 +102,7 @@ describe('base URL without its version segment', () => {
     const bare = emulator.baseUrl.replace(/\/v1$/, '');
     const env = { EMBEDPIPE_BASE_URL: bare, EMBEDPIPE_API_KEY: EMULATOR_API_KEY };
     const input = await csv('nov1.csv', 'id,text\n1,hello\n');
-    for (const args of [
-      ['models'],
-      ['run', '--input', input, '--model', 'emu/embed-small', '--out', join(dir, 'nov1')],
-    ]) {
+    for (const args of [['models'], runSmall(input, '--out', join(dir, 'nov1'))]) {
       const r = await runCli(args, env);
       const line = oneLine(r.stderr);
       expect(r.code, line).toBe(ExitCode.usage);
@@ -115,7 +117,7 @@ describe('missing key', () => {
   it('is an authentication problem (exit 3) naming the variable to set', async () => {
     const input = await csv('nokey.csv', 'id,text\n1,hello\n');
     const cases: Array<[string[], RegExp]> = [
-      [['run', '--input', input, '--model', 'emu/embed-small'], /EMBEDPIPE_API_KEY is not set.*--emulator/],
+      [runSmall(input), /EMBEDPIPE_API_KEY is not set.*--emulator/],
       [['models'], /EMBEDPIPE_API_KEY is not set/],
       [['embed', 'x', '--model', 'emu/embed-small'], /EMBEDPIPE_API_KEY is not set/],
       [['members'], /EMBEDPIPE_MANAGEMENT_KEY is not set/],
@@ -137,16 +139,7 @@ describe('--out that cannot be a folder', () => {
       [file, /exists and is not a folder \(EEXIST\)/],
       [join(file, 'sub'), /a part of the path is a file, not a folder \(ENOTDIR\)/],
     ] as const) {
-      const r = await runCli([
-        'run',
-        '--input',
-        input,
-        '--model',
-        'emu/embed-small',
-        '--emulator',
-        '--out',
-        out,
-      ]);
+      const r = await runEmulated(input, '--out', out);
       const line = oneLine(r.stderr);
       expect(r.code, line).toBe(ExitCode.output);
       expect(line).toContain(`cannot use ${out} as the output folder`);
@@ -159,16 +152,7 @@ describe('an input whose every row is rejected', () => {
   it('exits 2 pointing at the rejects file, in a run and in a dry run', async () => {
     const input = await csv('wrong-field.jsonl', '{"id":"1","body":"a"}\n{"id":"2","body":"b"}\n');
     const out = join(dir, 'all-rejected');
-    const r = await runCli([
-      'run',
-      '--input',
-      input,
-      '--model',
-      'emu/embed-small',
-      '--emulator',
-      '--out',
-      out,
-    ]);
+    const r = await runEmulated(input, '--out', out);
     const line = oneLine(r.stderr);
     expect(r.code, line).toBe(ExitCode.usage);
     expect(line).toMatch(/nothing embedded: all 2 input rows .* were rejected/);
@@ -176,15 +160,7 @@ describe('an input whose every row is rejected', () => {
     expect(line).toContain(join(`${out}.versions`, 'v000001', REJECTS_FILE));
     expect(r.stdout).toMatch(/rejected 2/);
 
-    const dry = await runCli([
-      'run',
-      '--input',
-      input,
-      '--model',
-      'emu/embed-small',
-      '--emulator',
-      '--dry-run',
-    ]);
+    const dry = await runEmulated(input, '--dry-run');
     expect(dry.code, dry.stderr).toBe(ExitCode.usage);
     expect(oneLine(dry.stderr)).toMatch(/all 2 input rows .* would be rejected/);
   });
@@ -231,18 +207,7 @@ describe('--dry-run on an output folder', () => {
       `id,text\n${Array.from({ length: 40 }, (_, i) => `${i},document number ${i}`).join('\n')}\n`,
     );
     const out = join(dir, 'finished');
-    const args = [
-      'run',
-      '--input',
-      input,
-      '--model',
-      'emu/embed-small',
-      '--emulator',
-      '--out',
-      out,
-      '--max-inputs',
-      '8',
-    ];
+    const args = runSmall(input, '--emulator', '--out', out, '--max-inputs', '8');
     const first = await runCli([...args, '--dry-run', '--json']);
     expect(first.code, first.stderr).toBe(0);
     const before = JSON.parse(first.stdout);

@@ -1,16 +1,13 @@
 /** Shared helpers for the corpus tests: real files in a temp folder, entries in a compact shape. */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { afterAll } from 'vitest';
 import { type CorpusOptions, openCorpus } from '../../src/corpus/index.js';
 import type { CorpusEntry } from '../../src/domain.js';
+import { tempFolder as tempFolderNamed } from '../helpers/temp.js';
 
 /** A fresh temp folder, removed after the test file. */
-export async function tempFolder(): Promise<string> {
-  const folder = await mkdtemp(join(tmpdir(), 'embedpipe-corpus-'));
-  afterAll(() => rm(folder, { recursive: true, force: true }));
-  return folder;
+export function tempFolder(): Promise<string> {
+  return tempFolderNamed('embedpipe-corpus-');
 }
 
 /** Writes a file (creating folders); strings are written as UTF-8. Returns its path. */

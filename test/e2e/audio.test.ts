@@ -15,7 +15,7 @@ import {
 } from '../../src/emulator/index.js';
 import { transcriptOf } from '../../src/emulator/transcription.js';
 import { mp3, wav } from '../helpers/audio.js';
-import { runCli } from '../helpers/cli.js';
+import { runArgs, runCli } from '../helpers/cli.js';
 import { query, readDataset, sqlString } from '../helpers/duckdb.js';
 
 const MODEL = 'emu/embed-small'; // 384 dims
@@ -33,6 +33,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await emulator.close();
 });
+
+/** `run` of `input` with transcription by STT into `out`, then `more`. */
+const audioRun = (input: string, out: string, ...more: string[]) =>
+  runArgs(input, MODEL, '--stt-model', STT, '--out', out, ...more);
 
 const envOf = (e: RunningEmulator, key = EMULATOR_API_KEY) => ({
   EMBEDPIPE_BASE_URL: e.baseUrl,
@@ -77,18 +81,7 @@ describe('a folder of WAV files', () => {
     'team/b.wav': wav({ seconds: 3, seed: 2 }),
     'c.wav': wav({ seconds: 1, seed: 3, sampleRate: 16000 }),
   } as const;
-  const args = () => [
-    'run',
-    '--input',
-    folder(),
-    '--model',
-    MODEL,
-    '--stt-model',
-    STT,
-    '--out',
-    out(),
-    '--json',
-  ];
+  const args = () => audioRun(folder(), out(), '--json');
 
   beforeAll(async () => {
     await mkdir(join(folder(), 'team'), { recursive: true });
@@ -231,21 +224,7 @@ describe('a folder of WAV files', () => {
   });
 
   it('--dry-run on a fresh dataset without a price says the cost is unknown', async () => {
-    const result = await runCli(
-      [
-        'run',
-        '--input',
-        folder(),
-        '--model',
-        MODEL,
-        '--stt-model',
-        STT,
-        '--out',
-        join(root, 'fresh'),
-        '--dry-run',
-      ],
-      envOf(emulator),
-    );
+    const result = await runCli(audioRun(folder(), join(root, 'fresh'), '--dry-run'), envOf(emulator));
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/5 audio files to transcribe: 11\.3 s of audio; cost unknown/);
   });
@@ -262,19 +241,7 @@ describe('credits run out during transcription', () => {
       for (let i = 1; i <= 6; i++)
         await writeFile(join(folder, `clip-${i}.wav`), wav({ seconds: 2, seed: 10 + i }));
       const out = join(root, 'credits-out');
-      const args = [
-        'run',
-        '--input',
-        folder,
-        '--model',
-        MODEL,
-        '--stt-model',
-        STT,
-        '--out',
-        out,
-        '--stt-concurrency',
-        '1',
-      ];
+      const args = audioRun(folder, out, '--stt-concurrency', '1');
       const stopped = await runCli(args, envOf(limited, key));
       expect(stopped.code, stopped.stderr).toBe(4);
       expect(stopped.stderr.trim().split('\n').at(-1)).toMatch(/credits/);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
+import { runArgs, runCli } from '../helpers/cli.js';
 
 let root: string;
 beforeAll(async () => {
@@ -16,17 +16,7 @@ describe('embedpipe run refuses', () => {
     const input = join(root, 'a.jsonl');
     await writeFile(input, '{"id":"a","text":"alpha"}\n');
     const result = await runCli(
-      [
-        'run',
-        '--input',
-        input,
-        '--model',
-        'emu/embed-small',
-        '--out',
-        join(root, 'o1'),
-        '--base-url',
-        'http://gateway.invalid/v1',
-      ],
+      runArgs(input, 'emu/embed-small', '--out', join(root, 'o1'), '--base-url', 'http://gateway.invalid/v1'),
       { EMBEDPIPE_API_KEY: 'secret-key' },
     );
     expect(result.code).toBe(2);
@@ -39,16 +29,7 @@ describe('embedpipe run refuses', () => {
     const empty = join(root, 'empty.jsonl');
     await writeFile(empty, '');
     const out = join(root, 'o2');
-    const result = await runCli([
-      'run',
-      '--input',
-      empty,
-      '--model',
-      'emu/embed-small',
-      '--out',
-      out,
-      '--emulator',
-    ]);
+    const result = await runCli(runArgs(empty, 'emu/embed-small', '--out', out, '--emulator'));
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/no documents in the input/);
     const names = await readdir(out).catch(() => []);
@@ -56,17 +37,9 @@ describe('embedpipe run refuses', () => {
 
     const packed = join(root, 'packed.jsonl');
     await writeFile(packed, gzipSync('{"id":"a","text":"alpha"}\n{"id":"b","text":"beta"}\n'));
-    const ok = await runCli([
-      'run',
-      '--input',
-      packed,
-      '--model',
-      'emu/embed-small',
-      '--out',
-      join(root, 'o3'),
-      '--emulator',
-      '--json',
-    ]);
+    const ok = await runCli(
+      runArgs(packed, 'emu/embed-small', '--out', join(root, 'o3'), '--emulator', '--json'),
+    );
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ status: 'done', documents: 2, rows: 2 });
   });

@@ -6,7 +6,6 @@
  * emulator's vectors.
  */
 import { mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -21,7 +20,8 @@ import {
 import { lockDataset } from '../../src/output/lock.js';
 import { type CliResult, runCli, spawnCli } from '../helpers/cli.js';
 import { type HardCorpus, writeHardCsv } from '../helpers/corpus.js';
-import { type DatasetRow, query, readDataset, sqlString } from '../helpers/duckdb.js';
+import { comparable, expectExactDataset } from '../helpers/dataset-checks.js';
+import { query, readDataset, sqlString } from '../helpers/duckdb.js';
 import { JPEG_1X1, png } from '../helpers/images.js';
 import {
   INDEPENDENT_KEY,
@@ -30,6 +30,7 @@ import {
   startIndependentGateway,
 } from '../helpers/independent-gateway.js';
 import { type RedisServer, startRedisServer } from '../helpers/redis-server.js';
+import { type RefusingProxy, startRefusingProxy } from '../helpers/refusing-proxy.js';
 
 const MODEL = 'emu/embed-small'; // 384 dims, context_length 512 → chunks of at most 460 tokens
 const DIMS = 384;
@@ -177,33 +178,8 @@ function switchedTo(out: string, version: string, timeoutMs = 90_000): Promise<t
   );
 }
 
-/**
- * Every valid document is in the dataset exactly once: its rows, in chunk_index order, spell its
- * text; chunk indexes run 0..k-1; every vector is the emulator's for the row's text.
- */
-function expectExactDataset(rows: DatasetRow[], valid: Map<string, string>): void {
-  const byDoc = new Map<string, DatasetRow[]>();
-  for (const row of rows) byDoc.set(row.id, [...(byDoc.get(row.id) ?? []), row]);
-  expect([...byDoc.keys()].sort()).toEqual([...valid.keys()].sort());
-  for (const [id, text] of valid) {
-    const docRows = byDoc.get(id)!;
-    expect(docRows.map((r) => r.text).join(''), id).toBe(text);
-    expect(
-      docRows.map((r) => r.chunk_index),
-      id,
-    ).toEqual(docRows.map((_, i) => i));
-    for (const row of docRows) expect(row.embedding, id).toEqual(embeddingFor(MODEL, row.text, DIMS));
-  }
-}
-
-const comparable = (rows: DatasetRow[]) =>
-  rows.map((r) => ({
-    id: r.id,
-    chunk_index: r.chunk_index,
-    text: r.text,
-    content_hash: r.content_hash,
-    embedding: [...r.embedding],
-  }));
+/** The emulator's vectors. */
+const EMULATOR_VECTORS = { vectorOf: (text: string) => embeddingFor(MODEL, text, DIMS) };
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -241,7 +217,7 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     // Nobody calls finalize: the last job queues it, and it switches the link.
     await switchedTo(out, run.version);
     const rows = await readDataset(out);
-    expectExactDataset(rows, corpus.valid);
+    expectExactDataset(rows, corpus.valid, EMULATOR_VECTORS);
     const final = await status(setup, run.runId);
     expect(final).toMatchObject({ state: 'done', planned: run.batches.enqueued, failed: 0 });
     expect(final.done).toBe(run.batches.enqueued);
@@ -281,7 +257,7 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     const other = startWorker(setup);
     await switchedTo(out, run.version);
     const rows = await readDataset(out);
-    expectExactDataset(rows, corpus.valid);
+    expectExactDataset(rows, corpus.valid, EMULATOR_VECTORS);
     // The frozen worker wakes up and finishes what it was doing: the dataset must not change.
     frozen.kill('SIGCONT');
     await new Promise((resolve) => setTimeout(resolve, 3_000));
@@ -331,7 +307,7 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     const rows = await readDataset(out);
     const keys = rows.map((r) => `${r.id}#${r.chunk_index}`);
     expect(new Set(keys).size).toBe(keys.length);
-    expectExactDataset(rows, corpus.valid);
+    expectExactDataset(rows, corpus.valid, EMULATOR_VECTORS);
 
     // The next night, nothing changed: the new version needs no job, and the producer queues its
     // finalize itself, which the waiting worker runs at once.
@@ -364,8 +340,8 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
 
     await switchedTo(out, run.version);
     await switchedTo(otherOut, other.version);
-    expectExactDataset(await readDataset(out), corpus.valid);
-    expectExactDataset(await readDataset(otherOut), corpus.valid);
+    expectExactDataset(await readDataset(out), corpus.valid, EMULATOR_VECTORS);
+    expectExactDataset(await readDataset(otherOut), corpus.valid, EMULATOR_VECTORS);
     expect(emulator.stats.faults['429'] ?? 0).toBeGreaterThanOrEqual(5);
     // No request arrived before the instant a 429 named (requests already on their way when it
     // went out, within the emulator's grace, are not counted).
@@ -418,7 +394,7 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     expect(resumed.stdout).toMatch(/resumed.*credits exhausted/);
 
     await switchedTo(out, run.version);
-    expectExactDataset(await readDataset(out), corpus.valid);
+    expectExactDataset(await readDataset(out), corpus.valid, EMULATOR_VECTORS);
     expect(await status(setup, run.runId)).toMatchObject({ state: 'done', failed: 0 });
     for (const worker of workers) expect((await stopWorker(worker)).stderr).not.toContain(key);
   });
@@ -436,7 +412,7 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     expect((await partsIn(dir)).length).toBeLessThan(run.batches.enqueued);
 
     await switchedTo(out, run.version);
-    expectExactDataset(await readDataset(out), corpus.valid);
+    expectExactDataset(await readDataset(out), corpus.valid, EMULATOR_VECTORS);
     expect(await status(setup, run.runId)).toMatchObject({ state: 'done', failed: 0 });
     for (const worker of workers) await stopWorker(worker);
   });
@@ -481,7 +457,7 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     const nextPort = await freePort();
     const next = startWorker(setup, ['--metrics-port', String(nextPort)]);
     await switchedTo(out, run.version);
-    expectExactDataset(await readDataset(out), corpus.valid);
+    expectExactDataset(await readDataset(out), corpus.valid, EMULATOR_VECTORS);
     const idle = await fetch(`http://127.0.0.1:${nextPort}/metrics`).then((r) => r.text());
     expect(idle).toMatch(
       new RegExp(
@@ -494,7 +470,7 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
   });
 
   describe('a batch the gateway refuses for good', () => {
-    let proxy: Server;
+    let proxy: RefusingProxy;
     let proxyUrl: string;
     let upstream: RunningEmulator;
     /** A request whose every input holds this marker is refused with 400 (while `refusing`). */
@@ -503,36 +479,14 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
 
     beforeAll(async () => {
       upstream = await startEmulator({ recordRequests: false });
-      proxy = createServer((req, res) => {
-        const body: Buffer[] = [];
-        req.on('data', (chunk: Buffer) => body.push(chunk));
-        req.on('end', async () => {
-          const text = Buffer.concat(body).toString('utf8');
-          if (refusing && req.url?.endsWith('/embeddings')) {
-            const input = (JSON.parse(text) as { input: string[] }).input;
-            if (input.every((t) => t.includes(MARKER))) {
-              res.writeHead(400, { 'content-type': 'application/json' });
-              res.end(JSON.stringify({ error: { code: 400, message: 'refused by the test proxy' } }));
-              return;
-            }
-          }
-          const answer = await fetch(`${upstream.baseUrl.replace(/\/v1$/, '')}${req.url}`, {
-            method: req.method ?? 'GET',
-            headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' },
-            ...(req.method === 'POST' ? { body: text } : {}),
-          });
-          res.writeHead(answer.status, {
-            'content-type': answer.headers.get('content-type') ?? 'application/json',
-          });
-          res.end(Buffer.from(await answer.arrayBuffer()));
-        });
-      });
-      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-      proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/v1`;
+      proxy = await startRefusingProxy(
+        upstream.baseUrl,
+        (input) => refusing && input.every((t) => t.includes(MARKER)),
+      );
+      proxyUrl = proxy.baseUrl;
     });
     afterAll(async () => {
-      proxy.closeAllConnections();
-      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      await proxy.close();
       await upstream.close();
     });
 
@@ -599,7 +553,11 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
       expect(retried.code, retried.stderr).toBe(0);
       expect(retried.stdout).toMatch(/2 failed batches queued again/);
       await switchedTo(out, run.version);
-      expectExactDataset(await readDataset(out), new Map(docsV2.map((d) => [d.id, d.text])));
+      expectExactDataset(
+        await readDataset(out),
+        new Map(docsV2.map((d) => [d.id, d.text])),
+        EMULATOR_VECTORS,
+      );
       expect(await status(setup, run.runId)).toMatchObject({ state: 'done', failed: 0 });
       // Nothing left to retry: a second retry-failed changes nothing.
       const again = await runCli(['retry-failed', run.runId, '--redis', redis.url], envOf(setup));
@@ -695,15 +653,7 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     clearInterval(sample);
     for (const worker of workers) await stopWorker(worker);
     const rows = await readDataset(out);
-    const byDoc = new Map<string, DatasetRow[]>();
-    for (const row of rows) byDoc.set(row.id, [...(byDoc.get(row.id) ?? []), row]);
-    expect([...byDoc.keys()].sort()).toEqual([...corpus.valid.keys()].sort());
-    for (const [id, text] of corpus.valid) {
-      const docRows = byDoc.get(id)!;
-      expect(docRows.map((r) => r.text).join(''), id).toBe(text);
-      expect(docRows.map((r) => r.chunk_index)).toEqual(docRows.map((_, i) => i));
-      for (const row of docRows) expect(row.embedding).toEqual(independentVector(row.text));
-    }
+    expectExactDataset(rows, corpus.valid, { vectorOf: independentVector });
     expect(gateway.stats.faults).toBeGreaterThan(0);
     expect(gateway.violations).toEqual([]);
     // Bounded: the high-water mark keeps Redis small whatever happens to the workers.

@@ -11,9 +11,10 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_API_KEY, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
-import { runCli, spawnCli } from '../helpers/cli.js';
+import { runArgs, runCli, SMALL_BATCHES, spawnCli } from '../helpers/cli.js';
 import { longDocument, seeded } from '../helpers/corpus.js';
-import { type DatasetRow, readDataset } from '../helpers/duckdb.js';
+import { comparable } from '../helpers/dataset-checks.js';
+import { readDataset } from '../helpers/duckdb.js';
 import {
   INDEPENDENT_KEY,
   INDEPENDENT_MODEL,
@@ -48,15 +49,6 @@ async function writeJsonl(path: string, docs: readonly Doc[]): Promise<void> {
   await writeFile(path, docs.map((d) => JSON.stringify(d)).join('\n') + '\n');
 }
 
-const comparable = (rows: DatasetRow[]) =>
-  rows.map((r) => ({
-    id: r.id,
-    chunk_index: r.chunk_index,
-    text: r.text,
-    hash: r.content_hash,
-    e: [...r.embedding],
-  }));
-
 describe('nightly incremental runs against an independent server', () => {
   let gateway: IndependentGateway;
   beforeAll(async () => {
@@ -66,18 +58,8 @@ describe('nightly incremental runs against an independent server', () => {
     await gateway.close();
   });
   const env = () => ({ EMBEDPIPE_BASE_URL: gateway.baseUrl, EMBEDPIPE_API_KEY: INDEPENDENT_KEY });
-  const runArgs = (input: string, out: string) => [
-    'run',
-    '--input',
-    input,
-    '--model',
-    INDEPENDENT_MODEL,
-    '--out',
-    out,
-    '--max-tokens',
-    '200',
-    '--json',
-  ];
+  const nightlyArgs = (input: string, out: string) =>
+    runArgs(input, INDEPENDENT_MODEL, '--out', out, '--max-tokens', '200', '--json');
 
   it('sends only changed and new chunks, equals a fresh run row for row, and sends duplicates once', {
     timeout: 240_000,
@@ -88,7 +70,7 @@ describe('nightly incremental runs against an independent server', () => {
     const out = join(root, 'nightly');
 
     const sentBefore = gateway.embedded.length;
-    const r1 = await runCli(runArgs(firstPath, out), env());
+    const r1 = await runCli(nightlyArgs(firstPath, out), env());
     expect(r1.code, r1.stderr).toBe(0);
     const s1 = JSON.parse(r1.stdout);
     const rows1 = await readDataset(out);
@@ -126,12 +108,12 @@ describe('nightly incremental runs against an independent server', () => {
     const secondPath = join(root, 'night-2.jsonl');
     await writeJsonl(secondPath, second);
 
-    const dry = await runCli([...runArgs(secondPath, out), '--dry-run'], env());
+    const dry = await runCli([...nightlyArgs(secondPath, out), '--dry-run'], env());
     expect(dry.code, dry.stderr).toBe(0);
     const plannedToSend = JSON.parse(dry.stdout).toSend;
 
     const sentBefore2 = gateway.embedded.length;
-    const r2 = await runCli(runArgs(secondPath, out), env());
+    const r2 = await runCli(nightlyArgs(secondPath, out), env());
     expect(r2.code, r2.stderr).toBe(0);
     const s2 = JSON.parse(r2.stdout);
     const sent2 = gateway.embedded.slice(sentBefore2);
@@ -153,16 +135,16 @@ describe('nightly incremental runs against an independent server', () => {
 
     // A fresh full run of the second corpus gives the same dataset, row for row.
     const control = join(root, 'control');
-    const r3 = await runCli(runArgs(secondPath, control), env());
+    const r3 = await runCli(nightlyArgs(secondPath, control), env());
     expect(r3.code, r3.stderr).toBe(0);
     expect(comparable(rows2)).toEqual(comparable(await readDataset(control)));
     for (const row of rows2) expect(row.embedding).toEqual(independentVector(row.text));
 
     // Nothing changed since: a dry run says $0, a run sends nothing.
-    const idle = await runCli([...runArgs(secondPath, out), '--dry-run'], env());
+    const idle = await runCli([...nightlyArgs(secondPath, out), '--dry-run'], env());
     expect(JSON.parse(idle.stdout).toSend).toMatchObject({ chunks: 0, cost: 0 });
     const sentBefore3 = gateway.embedded.length;
-    const r4 = await runCli(runArgs(secondPath, out), env());
+    const r4 = await runCli(nightlyArgs(secondPath, out), env());
     expect(r4.code, r4.stderr).toBe(0);
     expect(gateway.embedded.length).toBe(sentBefore3);
     expect(comparable(await readDataset(out))).toEqual(comparable(rows2));
@@ -210,21 +192,11 @@ describe('versions, stops, locks and model switches', () => {
     await emulator.close();
   });
   const env = () => ({ EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY });
-  const args = (out: string, ...more: string[]) => [
-    'run',
-    '--input',
-    corpusPath,
-    '--model',
-    more.includes('--model') ? more[more.indexOf('--model') + 1]! : 'emu/embed-small',
-    '--out',
-    out,
-    '--max-inputs',
-    '8',
-    '--concurrency',
-    '2',
-    '--json',
-    ...more.filter((_, i) => more[i] !== '--model' && more[i - 1] !== '--model'),
-  ];
+  const args = (out: string, ...more: string[]) => {
+    const model = more.includes('--model') ? more[more.indexOf('--model') + 1]! : 'emu/embed-small';
+    const rest = more.filter((_, i) => more[i] !== '--model' && more[i - 1] !== '--model');
+    return runArgs(corpusPath, model, '--out', out, ...SMALL_BATCHES, '--json', ...rest);
+  };
   const waitForParts = async (dir: string, n: number) => {
     while ((await readdir(dir).catch(() => [])).filter((f) => f.endsWith('.parquet')).length < n) {
       await new Promise((r) => setTimeout(r, 20));

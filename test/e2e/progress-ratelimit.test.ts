@@ -17,7 +17,7 @@ import {
   type RunningEmulator,
   startEmulator,
 } from '../../src/emulator/index.js';
-import { CLI, cleanEnv } from '../helpers/cli.js';
+import { CLI, cleanEnv, runArgs } from '../helpers/cli.js';
 
 const MODEL = 'emu/embed-small';
 let root: string;
@@ -71,24 +71,14 @@ const records = (log: string) =>
         },
     );
 
-const runArgs = (out: string, extra: string[] = []) => [
-  'run',
-  '--input',
-  corpusPath,
-  '--model',
-  MODEL,
-  '--out',
-  out,
-  '--max-inputs',
-  '16',
-  ...extra,
-];
+const argsFor = (out: string, extra: string[] = []) =>
+  runArgs(corpusPath, MODEL, '--out', out, '--max-inputs', '16', ...extra);
 
 describe.concurrent('the CLI under rate limits, stderr to a file', () => {
   it('writes structured progress lines at the interval while it runs', async () => {
     const emulator = await emulatorWith({ recordRequests: false, faults: { latencyMs: 250 } });
     const { code, log } = await runToLog(
-      runArgs(join(root, 'progress'), ['--concurrency', '2']),
+      argsFor(join(root, 'progress'), ['--concurrency', '2']),
       {
         EMBEDPIPE_BASE_URL: emulator.baseUrl,
         EMBEDPIPE_API_KEY: EMULATOR_API_KEY,
@@ -115,7 +105,7 @@ describe.concurrent('the CLI under rate limits, stderr to a file', () => {
     });
     // One attempt only: a 429 with Retry-After is pacing and must not spend it.
     const { code, log, ms } = await runToLog(
-      runArgs(join(root, 'rpm'), ['--max-attempts', '1']),
+      argsFor(join(root, 'rpm'), ['--max-attempts', '1']),
       { EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY },
       join(root, 'rpm.log'),
     );
@@ -142,7 +132,7 @@ describe.concurrent('the CLI under rate limits, stderr to a file', () => {
       faults: { script: [...Array(12).fill('ok'), '429'], retryAfterSeconds: 3600 },
     });
     const { code, log, ms } = await runToLog(
-      runArgs(join(root, 'cap'), ['--max-retry-after', '60']),
+      argsFor(join(root, 'cap'), ['--max-retry-after', '60']),
       { EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY },
       join(root, 'cap.log'),
     );
@@ -163,7 +153,7 @@ describe.concurrent('the CLI under rate limits, stderr to a file', () => {
       },
     });
     const { code, log } = await runToLog(
-      runArgs(join(root, 'faults'), ['--max-inputs', '8']),
+      argsFor(join(root, 'faults'), ['--max-inputs', '8']),
       { EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY },
       join(root, 'faults.log'),
     );

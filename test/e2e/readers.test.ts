@@ -14,7 +14,7 @@ import * as pw from 'parquet-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddingFor } from '../../src/emulator/vectors.js';
 import { runCli } from '../helpers/cli.js';
-import { query } from '../helpers/duckdb.js';
+import { query, TEXT_DATASET_COLUMNS } from '../helpers/duckdb.js';
 
 const MODEL = 'emu/embed-small';
 const DIMS = 384;
@@ -157,14 +157,7 @@ describe('the Parquet dataset, as its readers see it', () => {
     const field = arrow.schema.fields.find((f) => f.name === 'embedding')!;
     expect(field.type.typeId).toBe(Type.FixedSizeList);
     expect((field.type as unknown as { listSize: number }).listSize).toBe(DIMS);
-    expect(arrow.schema.fields.map((f) => f.name)).toEqual([
-      'id',
-      'chunk_index',
-      'text',
-      'embedding',
-      'tokens',
-      'content_hash',
-    ]);
+    expect(arrow.schema.fields.map((f) => f.name)).toEqual(TEXT_DATASET_COLUMNS);
   });
 });
 

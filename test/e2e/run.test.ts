@@ -14,9 +14,10 @@ import {
   startEmulator,
 } from '../../src/emulator/index.js';
 import { CALIBRATION_PROBES } from '../../src/pipeline/calibrate.js';
-import { runCli, spawnCli } from '../helpers/cli.js';
+import { runArgs, runCli, SMALL_BATCHES, spawnCli } from '../helpers/cli.js';
 import { type HardCorpus, writeHardCsv } from '../helpers/corpus.js';
-import { type DatasetRow, readDataset } from '../helpers/duckdb.js';
+import { expectExactDataset } from '../helpers/dataset-checks.js';
+import { readDataset } from '../helpers/duckdb.js';
 import {
   INDEPENDENT_DIMS,
   INDEPENDENT_KEY,
@@ -48,59 +49,23 @@ afterAll(async () => {
   await emulator.close();
 });
 
-/** `run` in small batches, two at a time: many parts, so a run can be stopped half way. */
-const smallBatchRun = (out: string) => [
-  'run',
-  '--input',
-  corpusPath,
-  '--model',
-  MODEL,
-  '--out',
-  out,
-  '--max-inputs',
-  '8',
-  '--concurrency',
-  '2',
-  // Every batch committed at once, so a kill mid-run finds many committed files.
-  '--commit-interval',
-  '0',
-];
+/**
+ * `run` in small batches, two at a time: many parts, so a run can be stopped half way; every batch
+ * committed at once, so a kill mid-run finds many committed files.
+ */
+const smallBatchRun = (out: string) =>
+  runArgs(corpusPath, MODEL, '--out', out, ...SMALL_BATCHES, '--commit-interval', '0');
 
 const env = () => ({ EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY });
 
-/**
- * Every valid document is in the dataset exactly once: its rows, in chunk_index order,
- * spell its text; chunk indexes run 0..k-1; every vector is the gateway's vector for the row's text.
- */
-function expectExactDataset(
-  rows: DatasetRow[],
-  valid: Map<string, string>,
-  vectorOf: (text: string) => Float32Array = (text) => embeddingFor(MODEL, text, 384),
-  maxTokens = 460,
-): void {
-  const byDoc = new Map<string, DatasetRow[]>();
-  for (const row of rows) byDoc.set(row.id, [...(byDoc.get(row.id) ?? []), row]);
-  expect([...byDoc.keys()].sort()).toEqual([...valid.keys()].sort());
-  for (const [id, text] of valid) {
-    const docRows = byDoc.get(id)!;
-    expect(docRows.map((r) => r.text).join(''), id).toBe(text);
-    // Unique and 0..k-1, whatever re-planning the gateway forced.
-    expect(
-      docRows.map((r) => r.chunk_index),
-      id,
-    ).toEqual(docRows.map((_, i) => i));
-    for (const row of docRows) {
-      expect(row.tokens).toBeLessThanOrEqual(maxTokens);
-      expect(row.embedding).toEqual(vectorOf(row.text));
-    }
-  }
-}
+/** The emulator's vectors, in chunks of at most 460 tokens. */
+const EMULATOR_CHUNKS = { vectorOf: (text: string) => embeddingFor(MODEL, text, 384), maxTokens: 460 };
 
 describe('embedpipe run', () => {
   it('embeds every valid row exactly, rejects every bad one, and honours every Retry-After', async () => {
     const out = join(root, 'full');
     const result = await runCli(
-      ['run', '--input', corpusPath, '--model', MODEL, '--out', out, '--max-inputs', '16', '--json'],
+      runArgs(corpusPath, MODEL, '--out', out, '--max-inputs', '16', '--json'),
       env(),
     );
     expect(result.stderr).not.toContain(EMULATOR_API_KEY);
@@ -113,7 +78,7 @@ describe('embedpipe run', () => {
     });
     expect(summary.retries).toBeGreaterThan(0);
 
-    expectExactDataset(await readDataset(out), corpus.valid);
+    expectExactDataset(await readDataset(out), corpus.valid, EMULATOR_CHUNKS);
     expect(emulator.stats.retryAfterViolations).toEqual({});
 
     const rejects = (await readFile(join(out, '_rejects.jsonl'), 'utf8'))
@@ -158,7 +123,7 @@ describe('embedpipe run', () => {
       const summary = JSON.parse(second.stdout);
       expect(summary.batches.resumed).toBeGreaterThanOrEqual(5);
       const rows = await readDataset(out);
-      expectExactDataset(rows, corpus.valid);
+      expectExactDataset(rows, corpus.valid, EMULATOR_CHUNKS);
       // Finished batches were not sent again: the re-run paid only for the rows that were missing.
       expect(slow.stats.inputs - inputsBefore).toBe(rows.length - rowsBefore);
     } finally {
@@ -187,7 +152,7 @@ describe('embedpipe run', () => {
       limited.reset({ keys: [{ key, credits: 100 }] });
       const resumed = await runCli(args, envLimited);
       expect(resumed.code, resumed.stderr).toBe(0);
-      expectExactDataset(await readDataset(out), corpus.valid);
+      expectExactDataset(await readDataset(out), corpus.valid, EMULATOR_CHUNKS);
       expect(limited.stats.inputs).toBe((await readDataset(out)).length - partial.length);
     } finally {
       await limited.close();
@@ -278,18 +243,7 @@ describe('embedpipe run', () => {
     try {
       const out = join(root, 'independent');
       const r = await runCli(
-        [
-          'run',
-          '--input',
-          corpusPath,
-          '--model',
-          INDEPENDENT_MODEL,
-          '--out',
-          out,
-          '--max-inputs',
-          '4',
-          '--json',
-        ],
+        runArgs(corpusPath, INDEPENDENT_MODEL, '--out', out, '--max-inputs', '4', '--json'),
         {
           EMBEDPIPE_BASE_URL: gateway.baseUrl,
           EMBEDPIPE_API_KEY: INDEPENDENT_KEY,
@@ -302,7 +256,7 @@ describe('embedpipe run', () => {
       expect(summary.cost).toBeGreaterThan(0); // estimated from pricing: this server reports no cost
       const rows = await readDataset(out);
       // No context_length: chunks use the documented fallback budget (8192 less 10%).
-      expectExactDataset(rows, corpus.valid, independentVector, 7372);
+      expectExactDataset(rows, corpus.valid, { vectorOf: independentVector, maxTokens: 7372 });
       expect(gateway.stats.faults).toBeGreaterThan(3);
       // Its 400s name a limit of 4000 tokens: the budget learned it, and the rejected documents
       // were re-planned whole.
@@ -337,7 +291,7 @@ describe('embedpipe run', () => {
       expect(slow.stats.inputs).toBe(kept + CALIBRATION_PROBES);
       const second = await runCli(args, envSlow);
       expect(second.code, second.stderr).toBe(0);
-      expectExactDataset(await readDataset(out), corpus.valid);
+      expectExactDataset(await readDataset(out), corpus.valid, EMULATOR_CHUNKS);
       expect(slow.stats.inputs).toBe((await readDataset(out)).length + CALIBRATION_PROBES);
     } finally {
       await slow.close();

@@ -1,22 +1,12 @@
 /** The run's cost cap: CostBudget alone, then the embedder against the emulator over HTTP. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Batch, Chunk } from '../../src/domain.js';
 import { CostBudget } from '../../src/embedding/cost-budget.js';
-import { EncodingPolicy } from '../../src/embedding/encoding-policy.js';
-import { BatchFailedError, GatewayEmbedder } from '../../src/embedding/gateway-embedder.js';
-import { ProviderRouter } from '../../src/embedding/provider-router.js';
-import {
-  countPieces,
-  EMULATOR_API_KEY,
-  type EmulatorOptions,
-  type RunningEmulator,
-  startEmulator,
-} from '../../src/emulator/index.js';
+import { BatchFailedError } from '../../src/embedding/gateway-embedder.js';
+import { countPieces, EMULATOR_API_KEY, type EmulatorOptions } from '../../src/emulator/index.js';
 import { BudgetExceededError, ExitCode } from '../../src/errors.js';
-import { GatewayClient } from '../../src/gateway/index.js';
-import { silentLogger } from '../../src/observability/logger.js';
-import { RunStats } from '../../src/observability/stats.js';
-import { sizingFor } from '../helpers/sizing.js';
+import { batchOf, textChunk } from '../helpers/chunks.js';
+import { testEmbedder, useEmulatorClient } from '../helpers/embedder.js';
 
 /** Thrown by `fn`, for assertions on the error itself. */
 function thrownBy(fn: () => unknown): unknown {
@@ -115,57 +105,33 @@ const MODEL = 'emu/embed-small';
 const PRICE = 0.00000002; // emu/embed-small's price per prompt token
 
 /** A chunk whose planned tokens are exactly what the emulator will count, so estimates are exact. */
-const chunk = (documentId: string, text: string): Chunk => ({
-  documentId,
-  index: 0,
-  text,
-  start: 0,
-  end: text.length,
-  bytes: Buffer.byteLength(text),
-  tokens: countPieces(text),
-  hash: `h-${documentId}`,
-});
+const chunk = (documentId: string, text: string): Chunk =>
+  textChunk(documentId, 0, text, countPieces(text), `h-${documentId}`);
 
 /** Batch `n`: 8 texts of 60 words of 2 pieces each (960 tokens, $0.0000192). */
 function batch(n: number): Batch {
   const chunks = Array.from({ length: 8 }, (_, i) =>
     chunk(`doc-${n}-${i}`, Array.from({ length: 60 }, (_, w) => `w${n}x${i}y${w}`).join(' ')),
   );
-  return { batchId: `batch-${n}`, model: MODEL, chunks, tokens: chunks.reduce((s, c) => s + c.tokens, 0) };
+  return batchOf(`batch-${n}`, MODEL, chunks);
 }
 const BATCH_COST = batch(0).tokens * PRICE;
 
-let emulator: RunningEmulator;
-let client: GatewayClient;
-
-beforeAll(async () => {
-  emulator = await startEmulator();
-  client = new GatewayClient({ baseUrl: emulator.baseUrl, apiKey: EMULATOR_API_KEY });
-});
-afterAll(async () => {
-  await client.close();
-  await emulator.close();
-});
+const gateway = useEmulatorClient();
 
 function embedder(budget: CostBudget, options: { priced?: boolean; maxAttempts?: number } = {}) {
-  const stats = new RunStats();
-  const instance = new GatewayEmbedder({
-    client,
+  return testEmbedder(gateway.client, {
     model: MODEL,
-    router: new ProviderRouter({}),
-    encoding: new EncodingPolicy('base64'),
-    retry: { maxAttempts: options.maxAttempts ?? 4, baseDelayMs: 1, maxDelayMs: 5 },
-    sizing: sizingFor(MODEL, 7000, 0.3),
-    stats,
-    logger: silentLogger(),
+    maxAttempts: options.maxAttempts ?? 4,
+    maxDelayMs: 5,
     ...(options.priced === false ? {} : { pricePerToken: PRICE }),
     budget,
   });
-  return { instance, stats };
 }
 
 /** Embedding requests the emulator received, and the USD it charged the key. */
 function gatewaySaw(): { requests: number; spend: number } {
+  const { emulator } = gateway;
   const label = emulator.keyLabel(EMULATOR_API_KEY)!;
   return {
     requests: emulator.requests.filter((r) => r.path === '/embeddings').length,
@@ -174,7 +140,7 @@ function gatewaySaw(): { requests: number; spend: number } {
 }
 
 function fresh(options: EmulatorOptions = {}): void {
-  emulator.reset(options);
+  gateway.emulator.reset(options);
 }
 
 const signal = new AbortController().signal;

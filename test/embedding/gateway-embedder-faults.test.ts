@@ -1,31 +1,15 @@
 /** The embedder against a scripted gateway: a request refused whole, and paid answers the client rejects. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Batch, Chunk } from '../../src/domain.js';
-import { EncodingPolicy } from '../../src/embedding/encoding-policy.js';
-import { BatchFailedError, GatewayEmbedder } from '../../src/embedding/gateway-embedder.js';
-import { ProviderRouter } from '../../src/embedding/provider-router.js';
+import { BatchFailedError } from '../../src/embedding/gateway-embedder.js';
 import { GatewayClient } from '../../src/gateway/index.js';
-import { silentLogger } from '../../src/observability/logger.js';
-import { RunStats } from '../../src/observability/stats.js';
 import { envelope, type ScriptedServer, startScriptedServer } from '../gateway/scripted-server.js';
-import { sizingFor } from '../helpers/sizing.js';
+import { batchOf as batchFor, textChunk } from '../helpers/chunks.js';
+import { testEmbedder } from '../helpers/embedder.js';
 
-const chunk = (documentId: string, text: string): Chunk => ({
-  documentId,
-  index: 0,
-  text,
-  start: 0,
-  end: text.length,
-  bytes: Buffer.byteLength(text),
-  tokens: 10,
-  hash: `h-${documentId}`,
-});
-const batchOf = (chunks: Chunk[]): Batch => ({
-  batchId: 'batch-f',
-  model: 'emu/embed-small',
-  chunks,
-  tokens: chunks.reduce((s, c) => s + c.tokens, 0),
-});
+const chunk = (documentId: string, text: string): Chunk =>
+  textChunk(documentId, 0, text, 10, `h-${documentId}`);
+const batchOf = (chunks: Chunk[]): Batch => batchFor('batch-f', 'emu/embed-small', chunks);
 const answer = (count: number, dims = 3) => ({
   status: 200,
   body: {
@@ -52,20 +36,7 @@ afterAll(async () => {
 });
 
 function embedder(maxAttempts = 2) {
-  const stats = new RunStats();
-  const model = 'emu/embed-small';
-  const instance = new GatewayEmbedder({
-    client,
-    model,
-    router: new ProviderRouter({}),
-    encoding: new EncodingPolicy('float'),
-    retry: { maxAttempts, baseDelayMs: 1, maxDelayMs: 2 },
-    sizing: sizingFor(model, 7000, 0.3),
-    stats,
-    logger: silentLogger(),
-    pricePerToken: 0.001,
-  });
-  return { instance, stats };
+  return testEmbedder(client, { encoding: 'float', maxAttempts, pricePerToken: 0.001 });
 }
 const signal = new AbortController().signal;
 

@@ -1,38 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ProviderSettings } from '../../src/config/settings.js';
+import { describe, expect, it } from 'vitest';
 import type { Batch, Chunk } from '../../src/domain.js';
-import { EncodingPolicy } from '../../src/embedding/encoding-policy.js';
-import { BatchFailedError, GatewayEmbedder } from '../../src/embedding/gateway-embedder.js';
-import { ProviderRouter } from '../../src/embedding/provider-router.js';
-import {
-  EMULATOR_API_KEY,
-  type EmulatorOptions,
-  embeddingFor,
-  type RunningEmulator,
-  startEmulator,
-} from '../../src/emulator/index.js';
-import { GatewayClient, InsufficientCreditsError } from '../../src/gateway/index.js';
-import { silentLogger } from '../../src/observability/logger.js';
-import { RunStats } from '../../src/observability/stats.js';
+import { BatchFailedError } from '../../src/embedding/gateway-embedder.js';
+import { EMULATOR_API_KEY, type EmulatorOptions, embeddingFor } from '../../src/emulator/index.js';
+import { InsufficientCreditsError } from '../../src/gateway/index.js';
 import type { RunSizing } from '../../src/pipeline/sizing.js';
+import { batchOf as batchFor, textChunk } from '../helpers/chunks.js';
+import { type TestEmbedderOptions, testEmbedder, useEmulatorClient } from '../helpers/embedder.js';
 import { sizingFor } from '../helpers/sizing.js';
 
-const chunk = (documentId: string, text: string, index = 0): Chunk => ({
-  documentId,
-  index,
-  text,
-  start: 0,
-  end: text.length,
-  bytes: Buffer.byteLength(text),
-  tokens: Math.ceil(text.length / 4),
-  hash: `h-${documentId}-${index}`,
-});
-const batchOf = (chunks: Chunk[], model = 'emu/embed-small'): Batch => ({
-  batchId: `batch-${chunks.length}`,
-  model,
-  chunks,
-  tokens: chunks.reduce((s, c) => s + c.tokens, 0),
-});
+const chunk = (documentId: string, text: string, index = 0): Chunk =>
+  textChunk(documentId, index, text, Math.ceil(text.length / 4), `h-${documentId}-${index}`);
+const batchOf = (chunks: Chunk[], model = 'emu/embed-small'): Batch =>
+  batchFor(`batch-${chunks.length}`, model, chunks);
 /** The batch of every chunk the sizing plans for these documents. */
 const plannedBatch = (sizing: RunSizing, model: string, texts: Record<string, string>): Batch =>
   batchOf(
@@ -40,49 +19,25 @@ const plannedBatch = (sizing: RunSizing, model: string, texts: Record<string, st
     model,
   );
 
-let emulator: RunningEmulator;
-let client: GatewayClient;
-
-beforeAll(async () => {
-  emulator = await startEmulator();
-  client = new GatewayClient({ baseUrl: emulator.baseUrl, apiKey: EMULATOR_API_KEY });
-});
-afterAll(async () => {
-  await client.close();
-  await emulator.close();
-});
+const gateway = useEmulatorClient();
 
 function embedder(
-  overrides: {
-    model?: string;
-    provider?: ProviderSettings;
-    encoding?: 'base64' | 'float';
-    maxAttempts?: number;
-    sizing?: RunSizing;
-  } = {},
+  overrides: Pick<TestEmbedderOptions, 'model' | 'provider' | 'encoding' | 'maxAttempts' | 'sizing'> = {},
 ) {
-  const model = overrides.model ?? 'emu/embed-small';
-  const stats = new RunStats();
-  const instance = new GatewayEmbedder({
-    client,
-    model,
-    router: new ProviderRouter(overrides.provider ?? {}),
-    encoding: new EncodingPolicy(overrides.encoding ?? 'base64'),
-    retry: { maxAttempts: overrides.maxAttempts ?? 8, baseDelayMs: 1, maxDelayMs: 5 },
-    sizing: overrides.sizing ?? sizingFor(model, 7000, 0.3),
-    stats,
-    logger: silentLogger(),
+  return testEmbedder(gateway.client, {
+    maxAttempts: 8,
+    maxDelayMs: 5,
     pricePerToken: 0.00000002,
+    ...overrides,
   });
-  return { instance, stats };
 }
 
 async function withEmulatorOptions<T>(options: EmulatorOptions, fn: () => Promise<T>): Promise<T> {
-  emulator.reset(options);
+  gateway.emulator.reset(options);
   try {
     return await fn();
   } finally {
-    emulator.reset({});
+    gateway.emulator.reset({});
   }
 }
 
@@ -116,7 +71,7 @@ describe('GatewayEmbedder', () => {
         expect(result.vectors[1]).toEqual(embeddingFor('emu/embed-small', 'two', 384));
         expect(stats.retries).toBe(7);
         expect(result.usage.retries).toBe(7);
-        expect(emulator.stats.retryAfterViolations).toEqual({});
+        expect(gateway.emulator.stats.retryAfterViolations).toEqual({});
       },
     );
   });
@@ -180,7 +135,7 @@ describe('GatewayEmbedder', () => {
       const { instance } = embedder({ provider: { order: ['alpha', 'beta'], allowFallbacks: false } });
       const result = await instance.embedBatch(batchOf([chunk('p', 'provider test')]), signal);
       expect(result.provider).toBe('beta');
-      expect(emulator.stats.byStatus['529']).toBe(3);
+      expect(gateway.emulator.stats.byStatus['529']).toBe(3);
     });
   });
 

@@ -5,39 +5,19 @@
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readImageFile } from '../../src/corpus/images.js';
 import type { Batch, Chunk, Document, ImageRef } from '../../src/domain.js';
-import { EncodingPolicy } from '../../src/embedding/encoding-policy.js';
-import { GatewayEmbedder } from '../../src/embedding/gateway-embedder.js';
-import { ProviderRouter } from '../../src/embedding/provider-router.js';
-import {
-  EMULATOR_API_KEY,
-  embeddingFor,
-  type RunningEmulator,
-  startEmulator,
-} from '../../src/emulator/index.js';
+import { embeddingFor } from '../../src/emulator/index.js';
 import { multimodalText } from '../../src/emulator/vectors.js';
-import { GatewayClient } from '../../src/gateway/index.js';
-import { silentLogger } from '../../src/observability/logger.js';
-import { RunStats } from '../../src/observability/stats.js';
 import { tempFolder } from '../corpus/helpers.js';
+import { testEmbedder, useEmulatorClient } from '../helpers/embedder.js';
 import { png } from '../helpers/images.js';
 import { sizingFor } from '../helpers/sizing.js';
 
 const MODEL = 'emu/vision-embed';
 const root = await tempFolder();
-let emulator: RunningEmulator;
-let client: GatewayClient;
-
-beforeAll(async () => {
-  emulator = await startEmulator();
-  client = new GatewayClient({ baseUrl: emulator.baseUrl, apiKey: EMULATOR_API_KEY });
-});
-afterAll(async () => {
-  await client.close();
-  await emulator.close();
-});
+const gateway = useEmulatorClient();
 
 async function imageAt(name: string, bytes: Buffer): Promise<ImageRef> {
   const path = join(root, name);
@@ -58,17 +38,7 @@ describe('GatewayEmbedder with images', () => {
     // A text envelope far below the gateway's count: a request's usage above its estimate would
     // refit it, if usage of images were taken as evidence about text.
     const sizing = sizingFor(MODEL, 1800, 0.01);
-    const stats = new RunStats();
-    const embedder = new GatewayEmbedder({
-      client,
-      model: MODEL,
-      router: new ProviderRouter({}),
-      encoding: new EncodingPolicy('base64'),
-      retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 },
-      sizing,
-      stats,
-      logger: silentLogger(),
-    });
+    const { instance: embedder } = testEmbedder(gateway.client, { model: MODEL, sizing });
     const a = png(2, 2, [1, 1, 1]);
     const b = png(2, 2, [2, 2, 2]);
     const chunks = [
@@ -80,7 +50,7 @@ describe('GatewayEmbedder with images', () => {
     expect(chunks[0]!.tokens).toBe(1 + 85);
     await writeFile(join(root, 'c.png'), b);
     await rm(join(root, 'd.png'));
-    const before = emulator.requests.length;
+    const before = gateway.emulator.requests.length;
     const batch: Batch = { batchId: 'img', model: MODEL, chunks, tokens: 0 };
     const result = await embedder.embedBatch(batch, new AbortController().signal);
 
@@ -113,7 +83,7 @@ describe('GatewayEmbedder with images', () => {
         message: 'image d.png cannot be read any more (ENOENT); re-run to plan it again',
       },
     ]);
-    const [request] = emulator.requests.slice(before);
+    const [request] = gateway.emulator.requests.slice(before);
     expect(request).toMatchObject({
       status: 200,
       inputs: 2,

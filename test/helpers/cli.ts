@@ -49,3 +49,11 @@ export function spawnCli(
 export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
   return spawnCli(args, env).result;
 }
+
+/** The arguments of `embedpipe run --input <input> --model <model>`, then `more` as given. */
+export function runArgs(input: string, model: string, ...more: string[]): string[] {
+  return ['run', '--input', input, '--model', model, ...more];
+}
+
+/** Batches of 8 inputs, two requests at a time: many parts, so a run can be stopped half way. */
+export const SMALL_BATCHES = ['--max-inputs', '8', '--concurrency', '2'] as const;

@@ -15,6 +15,9 @@ export async function query(sql: string): Promise<Record<string, unknown>[]> {
   return reader.getRowObjectsJS() as Record<string, unknown>[];
 }
 
+/** The columns of a text dataset's data files, in their order. */
+export const TEXT_DATASET_COLUMNS = ['id', 'chunk_index', 'text', 'embedding', 'tokens', 'content_hash'];
+
 export interface DatasetRow {
   id: string;
   chunk_index: number;

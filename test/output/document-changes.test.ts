@@ -1,23 +1,16 @@
 /** documentChanges: documents compared by their chunk hashes in chunk order, over real data files. */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Chunk, EmbeddedBatch } from '../../src/domain.js';
+import { describe, expect, it } from 'vitest';
+import type { EmbeddedBatch } from '../../src/domain.js';
 import { OutputError } from '../../src/errors.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import { documentChanges, type VersionFiles } from '../../src/output/document-changes.js';
 import type { OutputFormat } from '../../src/output/part-file.js';
+import { embeddedBatch, textChunk } from '../helpers/chunks.js';
+import { tempFolder } from '../helpers/temp.js';
 
-let root: string;
+const root = await tempFolder('embedpipe-changes-');
 let n = 0;
-
-beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'embedpipe-changes-'));
-});
-afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
-});
 
 /** A row: document id, chunk index, content hash (the text is derived from the hash). */
 type Row = readonly [id: string, index: number, hash: string];
@@ -25,28 +18,15 @@ type Row = readonly [id: string, index: number, hash: string];
 const hash = (name: string) => name.padStart(64, '0');
 
 function batchOf(batchId: string, rows: readonly Row[]): EmbeddedBatch {
-  const chunks: Chunk[] = rows.map(([documentId, index, h]) => {
-    const text = `text of ${h}`;
-    return {
-      documentId,
-      index,
-      text,
-      start: 0,
-      end: text.length,
-      bytes: Buffer.byteLength(text),
-      tokens: 3,
-      hash: hash(h),
-    };
-  });
-  return {
+  const chunks = rows.map(([documentId, index, h]) =>
+    textChunk(documentId, index, `text of ${h}`, 3, hash(h)),
+  );
+  return embeddedBatch(
     batchId,
-    model: 'test/model-1',
+    'test/model-1',
     chunks,
-    vectors: chunks.map((_, i) => Float32Array.of(i, 1, -1)),
-    failures: [],
-    usage: { promptTokens: 0, cost: 0, requests: 1, retries: 0 },
-    replanned: [],
-  };
+    chunks.map((_, i) => Float32Array.of(i, 1, -1)),
+  );
 }
 
 /** A version folder holding one real data file per group of rows. */

@@ -10,7 +10,8 @@ import { OutputError } from '../../src/errors.js';
 import { compactParts } from '../../src/output/compact.js';
 import { DatasetWriter, planHasImages } from '../../src/output/dataset.js';
 import { tempFolder } from '../corpus/helpers.js';
-import { query, sqlString } from '../helpers/duckdb.js';
+import { embeddedBatch } from '../helpers/chunks.js';
+import { query, sqlString, TEXT_DATASET_COLUMNS } from '../helpers/duckdb.js';
 
 const root = await tempFolder();
 const IMAGE_PLAN = JSON.stringify({
@@ -43,15 +44,12 @@ function batch(batchId: string, images: (ImageRef | undefined)[]): EmbeddedBatch
     hash: `${batchId}-h${i}`,
     ...(image ? { image } : {}),
   }));
-  return {
+  return embeddedBatch(
     batchId,
-    model: 'm',
+    'm',
     chunks,
-    vectors: chunks.map((_, i) => Float32Array.from([i, 1, 2])),
-    failures: [],
-    usage: { promptTokens: 0, cost: 0, requests: 1, retries: 0 },
-    replanned: [],
-  };
+    chunks.map((_, i) => Float32Array.from([i, 1, 2])),
+  );
 }
 
 const columnsOf = async (glob: string) =>
@@ -102,14 +100,7 @@ describe('image columns', () => {
     const dir = join(root, 'text');
     const writer = new DatasetWriter({ dir, format: 'parquet', metadata: { 'embedpipe.plan': TEXT_PLAN } });
     await writer.writePart('t1', batch('t1', [undefined]));
-    expect((await columnsOf(`${dir}/*.parquet`)).map(([name]) => name)).toEqual([
-      'id',
-      'chunk_index',
-      'text',
-      'embedding',
-      'tokens',
-      'content_hash',
-    ]);
+    expect((await columnsOf(`${dir}/*.parquet`)).map(([name]) => name)).toEqual(TEXT_DATASET_COLUMNS);
     await expect(writer.writePart('t2', batch('t2', [file]))).rejects.toThrow(OutputError);
   });
 

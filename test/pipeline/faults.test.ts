@@ -6,8 +6,6 @@
  */
 
 import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,9 +16,10 @@ import { GatewayClient } from '../../src/gateway/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { RunStats } from '../../src/observability/stats.js';
 import { type RunSummary, runPipeline } from '../../src/pipeline/run.js';
+import { type RefusingProxy, startRefusingProxy } from '../helpers/refusing-proxy.js';
 
 let emulator: RunningEmulator;
-let proxy: Server;
+let proxy: RefusingProxy;
 let proxyUrl: string;
 let root: string;
 let corpus: string;
@@ -31,33 +30,11 @@ let sent: string[][] = [];
 
 beforeAll(async () => {
   emulator = await startEmulator({ recordRequests: false });
-  proxy = createServer((req, res) => {
-    const body: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => body.push(chunk));
-    req.on('end', async () => {
-      const text = Buffer.concat(body).toString('utf8');
-      if (req.url?.endsWith('/embeddings')) {
-        const input = (JSON.parse(text) as { input: string[] }).input;
-        sent.push(input);
-        if (input.some((t) => refuse.some((marker) => t.includes(marker)))) {
-          res.writeHead(400, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: { code: 400, message: 'refused by the test proxy' } }));
-          return;
-        }
-      }
-      const upstream = await fetch(`${emulator.baseUrl.replace(/\/v1$/, '')}${req.url}`, {
-        method: req.method ?? 'GET',
-        headers: { authorization: req.headers.authorization ?? '', 'content-type': 'application/json' },
-        ...(req.method === 'POST' ? { body: text } : {}),
-      });
-      res.writeHead(upstream.status, {
-        'content-type': upstream.headers.get('content-type') ?? 'application/json',
-      });
-      res.end(Buffer.from(await upstream.arrayBuffer()));
-    });
+  proxy = await startRefusingProxy(emulator.baseUrl, (input) => {
+    sent.push(input);
+    return input.some((t) => refuse.some((marker) => t.includes(marker)));
   });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/v1`;
+  proxyUrl = proxy.baseUrl;
   root = await mkdtemp(join(tmpdir(), 'embedpipe-faults-'));
   corpus = join(root, 'corpus.jsonl');
   // Past the calibration window (256 documents), so probes never meet the refused inputs.
@@ -70,7 +47,7 @@ beforeAll(async () => {
   await writeFile(corpus, `${lines.join('\n')}\n`);
 });
 afterAll(async () => {
-  await new Promise<void>((resolve) => proxy.close(() => resolve()));
+  await proxy.close();
   await emulator.close();
   await rm(root, { recursive: true, force: true });
 });

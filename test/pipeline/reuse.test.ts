@@ -5,44 +5,28 @@
  * parquet files.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Batch, Chunk, EmbeddedBatch } from '../../src/domain.js';
 import { RunStats } from '../../src/observability/stats.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import { VectorIndex } from '../../src/output/vector-index.js';
 import { ReusingEmbedder } from '../../src/pipeline/reuse.js';
+import { batchOf, embeddedBatch, textChunk } from '../helpers/chunks.js';
+import { tempFolder } from '../helpers/temp.js';
 
 const MODEL = 'test/model-1';
 
-let root: string;
+const root = await tempFolder('embedpipe-reuse-');
 let n = 0;
-
-beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'embedpipe-reuse-'));
-});
-afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
-});
 
 /** A chunk of `text`; its hash is the text's sha256 (same text, same hash), as content hashes are. */
 function chunk(documentId: string, index: number, text: string, tokens = 10): Chunk {
-  return {
-    documentId,
-    index,
-    text,
-    start: 0,
-    end: text.length,
-    bytes: Buffer.byteLength(text),
-    tokens,
-    hash: createHash('sha256').update(text).digest('hex'),
-  };
+  return textChunk(documentId, index, text, tokens, createHash('sha256').update(text).digest('hex'));
 }
 
 function batch(batchId: string, chunks: Chunk[]): Batch {
-  return { batchId, model: MODEL, chunks, tokens: chunks.reduce((sum, c) => sum + c.tokens, 0) };
+  return batchOf(batchId, MODEL, chunks);
 }
 
 /** The vector the stub embedder answers for a text (distinct per text). */
@@ -53,15 +37,13 @@ function answerFor(text: string): Float32Array {
 }
 
 function outcome(b: Batch, chunks: readonly Chunk[], vectors: readonly Float32Array[]): EmbeddedBatch {
-  return {
-    batchId: b.batchId,
-    model: b.model,
+  return embeddedBatch(
+    b.batchId,
+    b.model,
     chunks,
     vectors,
-    failures: [],
-    usage: { promptTokens: chunks.reduce((s, c) => s + c.tokens, 0), cost: 0, requests: 1, retries: 0 },
-    replanned: [],
-  };
+    chunks.reduce((s, c) => s + c.tokens, 0),
+  );
 }
 
 interface Call {
@@ -215,7 +197,7 @@ describe('ReusingEmbedder', () => {
     const { index, dir } = await indexOver({ old: [1, 1, 1] });
     const { reuse, embedder, stats } = reusing(index);
     const file = await writeRows(dir, 'run1', { 'written this run': [9, 8, 7] });
-    reuse.committed(file, [chunk('x', 0, 'written this run').hash], index);
+    await reuse.committed(file, [chunk('x', 0, 'written this run').hash]);
     const result = await reuse.embed(
       batch('b2', [chunk('d', 0, 'written this run', 5), chunk('d', 1, 'old', 3)]),
       signal,
