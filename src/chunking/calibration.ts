@@ -78,7 +78,7 @@ export class TokenCalibration {
   readonly model: string;
   readonly budgetTokens: number;
   readonly #epochs: CalibrationEpoch[];
-  readonly #singles: TokenObservation[] = [];
+  readonly #singles: TokenObservation[];
   readonly #batches: TokenObservation[] = [];
   #changed = false;
   /** measured() of the current epoch and evidence (it runs once per document planned). */
@@ -92,7 +92,8 @@ export class TokenCalibration {
   ) {
     this.model = model;
     this.budgetTokens = budgetTokens;
-    this.#singles.push(...singles);
+    // (Not push(...singles): a long restored list would overflow the call's arguments.)
+    this.#singles = [...singles];
     this.#epochs =
       epochs && epochs.length > 0
         ? [...epochs]

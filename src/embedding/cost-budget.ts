@@ -40,8 +40,11 @@ export interface CostReservation {
   release(): void;
 }
 
-/** Amounts in messages: enough digits for the tiny per-request costs of embeddings. */
-export function formatUsd(usd: number): string {
+/**
+ * Amounts in messages: enough digits for the tiny per-request costs of embeddings. (Not the
+ * manifest's decimal string: output/manifest.ts formatUsd.)
+ */
+function usdText(usd: number): string {
   if (usd === 0) return '$0';
   return `$${usd >= 0.01 ? usd.toFixed(4) : usd.toPrecision(3)}`;
 }
@@ -70,9 +73,9 @@ export class CostBudget {
     return this.#spentUsd;
   }
 
-  /** USD reserved by requests in flight. */
+  /** USD reserved by requests in flight (exactly 0 when none is). */
   get reservedUsd(): number {
-    return this.#inFlight === 0 ? 0 : this.#reservedUsd;
+    return this.#reservedUsd;
   }
 
   /** What a new reservation can still take: the cap less what is spent and in flight, never below 0. */
@@ -96,10 +99,10 @@ export class CostBudget {
     const refused = estimate > 0 ? estimate > left + TOLERANCE_USD : left <= TOLERANCE_USD;
     if (refused || this.#exceeded) {
       this.#exceeded = true;
-      const inFlight = this.reservedUsd > 0 ? ` (+${formatUsd(this.reservedUsd)} reserved in flight)` : '';
-      const cost = estimate > 0 ? `would cost about ${formatUsd(estimate)}` : 'has no price estimate';
+      const inFlight = this.reservedUsd > 0 ? ` (+${usdText(this.reservedUsd)} reserved in flight)` : '';
+      const cost = estimate > 0 ? `would cost about ${usdText(estimate)}` : 'has no price estimate';
       throw new BudgetExceededError(
-        `cost cap reached (--max-cost ${formatUsd(this.#capUsd)}): ${formatUsd(this.#spentUsd)} spent so far` +
+        `cost cap reached (--max-cost ${usdText(this.#capUsd)}): ${usdText(this.#spentUsd)} spent so far` +
           `${inFlight}, and ${what} ${cost}; it was not sent. Everything committed is kept and a re-run ` +
           "resumes from there (the cap counts each run's own spending)",
       );
@@ -116,10 +119,6 @@ export class CostBudget {
       if (this.#inFlight === 0) this.#reservedUsd = 0;
       if (Number.isFinite(actualUsd) && actualUsd > 0) this.#spentUsd += actualUsd;
     };
-    return {
-      estimateUsd: estimate,
-      settle: (actualUsd) => end(actualUsd),
-      release: () => end(0),
-    };
+    return { estimateUsd: estimate, settle: end, release: () => end(0) };
   }
 }

@@ -232,17 +232,23 @@ export class GatewayEmbedder {
     const live = group.filter((chunk) => !sizing.isStale(chunk, batchId));
     if (live.length === 0) return;
     // A request's input is strings or blocks, never both (the planner keeps them apart anyway).
-    const withImages = live.filter((chunk) => chunk.image !== undefined);
-    if (withImages.length > 0 && withImages.length < live.length) {
+    let images = 0;
+    for (const chunk of live) if (chunk.image !== undefined) images += 1;
+    if (images > 0 && images < live.length) {
       await this.#embedGroup(
         live.filter((chunk) => chunk.image === undefined),
         outcome,
         signal,
       );
-      await this.#embedGroup(withImages, outcome, signal);
+      await this.#embedGroup(
+        live.filter((chunk) => chunk.image !== undefined),
+        outcome,
+        signal,
+      );
       return;
     }
-    const { chunks, input } = await this.#inputOf(live, outcome);
+    const { chunks, input } =
+      images === 0 ? { chunks: live, input: live.map((c) => c.text) } : await this.#imageInput(live, outcome);
     if (chunks.length === 0) return;
     let result: EmbeddingsResult;
     try {
@@ -307,15 +313,13 @@ export class GatewayEmbedder {
   }
 
   /**
-   * The request input of `chunks`: their texts, or for chunks with images one block each (see
-   * image-input.ts). A local image that is gone or changed since it was planned fails its chunk.
+   * The request input of chunks with images: one block each (see image-input.ts). A local image that
+   * is gone or changed since it was planned fails its chunk.
    */
-  async #inputOf(
+  async #imageInput(
     chunks: readonly Chunk[],
     outcome: BatchOutcome,
-  ): Promise<{ chunks: Chunk[]; input: string[] | MultimodalBlock[] }> {
-    if (chunks.every((chunk) => chunk.image === undefined))
-      return { chunks: [...chunks], input: chunks.map((c) => c.text) };
+  ): Promise<{ chunks: Chunk[]; input: MultimodalBlock[] }> {
     const urls = await Promise.all(
       chunks.map((chunk) => imageUrlOf(chunk.image!).catch((error: unknown) => error as Error)),
     );
@@ -442,8 +446,7 @@ export class GatewayEmbedder {
     outcome: BatchOutcome,
   ): number | undefined {
     if (error.status < 200 || error.status >= 300) return undefined;
-    const tokens = chunks.reduce((sum, c) => sum + c.tokens, 0);
-    const cost = tokens * (this.#options.pricePerToken ?? 0);
+    const cost = plannedTokens(chunks) * (this.#options.pricePerToken ?? 0);
     outcome.cost += cost;
     this.#options.stats.cost += cost;
     return cost;
@@ -463,7 +466,7 @@ export class GatewayEmbedder {
 
   /** Counts an answer's tokens and cost into the batch and the run; returns the cost. */
   #account(result: EmbeddingsResult, chunks: readonly Chunk[], outcome: BatchOutcome): number {
-    const promptTokens = result.usage?.promptTokens ?? chunks.reduce((sum, c) => sum + c.tokens, 0);
+    const promptTokens = result.usage?.promptTokens ?? plannedTokens(chunks);
     const cost = result.usage?.cost ?? promptTokens * (this.#options.pricePerToken ?? 0);
     outcome.promptTokens += promptTokens;
     outcome.cost += cost;
@@ -472,4 +475,9 @@ export class GatewayEmbedder {
     this.#options.stats.cost += cost;
     return cost;
   }
+}
+
+/** The chunks' planned (upper) token estimates, added up. */
+function plannedTokens(chunks: readonly Chunk[]): number {
+  return chunks.reduce((sum, c) => sum + c.tokens, 0);
 }

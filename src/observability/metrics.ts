@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /** From a quick small batch (20 ms) to a slow provider at the request deadline (120 s). */
-export const REQUEST_DURATION_BUCKETS: readonly number[] = [
+const REQUEST_DURATION_BUCKETS: readonly number[] = [
   0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120,
 ];
 

@@ -86,6 +86,7 @@ export interface TranscriptionProgress {
 
 export function progressSnapshot(stats: RunStats, now = Date.now()): ProgressSnapshot {
   const elapsedMs = stats.elapsedMs(now);
+  const fraction = fractionDone(stats);
   const working = stats.firstRequestAt === undefined ? 0 : Math.max(1, now - stats.firstRequestAt);
   const perSecond = (n: number) => (working > 0 ? (n * 1000) / working : Number.NaN);
   // This run's work: planned batches less the ones already committed by an earlier run.
@@ -96,13 +97,12 @@ export function progressSnapshot(stats: RunStats, now = Date.now()): ProgressSna
     etaMs = left <= 0 ? 0 : done > 0 && working > 0 ? (working / done) * left : Number.NaN;
   } else if (stats.batchesSkipped === 0 && stats.bytesTotal > 0 && stats.bytesRead > 0) {
     // Still reading: the share of the corpus read is the best guess (skipping would distort it).
-    const fraction = fractionDone(stats);
     if (fraction > 0.001) etaMs = (elapsedMs / fraction) * (1 - fraction);
   }
   const waiting = stats.waitingUntil !== undefined && stats.waitingUntil > now;
   const audio = stats.audio;
   return {
-    fraction: fractionDone(stats),
+    fraction,
     documents: stats.documents,
     chunks: stats.chunks,
     vectors: stats.rowsWritten,

@@ -1,6 +1,6 @@
-/** Reading a few columns of a data file (Parquet: only those columns are decoded). */
+/** Reading a few columns of a data file (Parquet: only those columns are decoded), and their values at once. */
 import { readFile } from 'node:fs/promises';
-import { type Table, tableFromIPC } from 'apache-arrow';
+import { type Data, type Table, Type, tableFromIPC, type Vector } from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 import { OutputError } from '../errors.js';
 import { messageOf } from './fs-errors.js';
@@ -22,4 +22,35 @@ export async function readColumns(
       cause: error,
     });
   }
+}
+
+/**
+ * A record batch of a Utf8 column without nulls as its two buffers: row i is the UTF-8 of
+ * `bytes[offsets[i], offsets[i + 1])`. Undefined for anything else (nulls, large or view strings):
+ * read those rows with `.get`.
+ */
+export function plainUtf8(data: Data): { bytes: Buffer; offsets: Int32Array } | undefined {
+  const offsets: unknown = data.valueOffsets;
+  if (data.typeId !== Type.Utf8 || data.nullCount > 0 || !(offsets instanceof Int32Array)) return undefined;
+  const values = data.values as Uint8Array;
+  return { bytes: Buffer.from(values.buffer, values.byteOffset, values.byteLength), offsets };
+}
+
+/**
+ * Every value of a string column, as `String(column.get(row))` gives it, decoded a record batch at
+ * a time from its buffers (`.get(row)` finds the row's batch and goes through TextDecoder per call).
+ */
+export function utf8Values(column: Vector): string[] {
+  const values = new Array<string>(column.length);
+  let row = 0;
+  for (const data of column.data) {
+    const plain = plainUtf8(data);
+    if (plain === undefined) {
+      for (let i = 0; i < data.length; i++, row++) values[row] = String(column.get(row));
+      continue;
+    }
+    const { bytes, offsets } = plain;
+    for (let i = 0; i < data.length; i++) values[row++] = bytes.toString('utf8', offsets[i], offsets[i + 1]);
+  }
+  return values;
 }

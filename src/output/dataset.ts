@@ -27,7 +27,7 @@ import {
 import { fileBatches } from './file-batches.js';
 import { isNotFound, messageOf } from './fs-errors.js';
 import { DEFAULT_PARQUET_COMPRESSION, type ParquetCompression, parquetFooter } from './parquet.js';
-import { CODECS, type OutputFormat, type PartFileSpec, writePartFile } from './part-file.js';
+import { CODECS, encodeChecked, type OutputFormat, type PartFileSpec, writePartFile } from './part-file.js';
 import { partRowsFromBatch } from './rows.js';
 
 export type { OutputFormat } from './part-file.js';
@@ -204,13 +204,8 @@ export class DatasetWriter {
     const rows = partRowsFromBatch(merged, this.dims, this.imageColumns);
     const metadata = compactedMetadata(splitBatchMetadata(full, [PART_METADATA_KEYS.batchId]));
     await this.ensureDir();
-    const bytes = CODECS[this.format].encode(rows, metadata, this.compression);
-    const written = await CODECS[this.format].countRows(bytes);
-    if (written !== rows.ids.length) {
-      throw new OutputError(
-        `a group of ${entries.length} batches encoded ${written} rows, expected ${rows.ids.length}`,
-      );
-    }
+    const what = `a group of ${entries.length} batches`;
+    const bytes = await encodeChecked(this.format, rows, metadata, this.compression, what);
     const contentId = createHash('sha256').update(bytes).digest('hex').slice(0, 12);
     const file = compactedFileName(await this.nextDataIndex(), contentId, this.format);
     await writeFileAtomic(join(this.dir, file), bytes, { syncDirectory: false });
@@ -300,35 +295,37 @@ export class DatasetWriter {
 
   /**
    * The origin (model, plan) of every data file in the folder, part or compacted, of either format,
-   * from its own key-value metadata (footers only). A file whose metadata cannot be read is listed
-   * without a model.
+   * from its own key-value metadata (footers only; a compacted file of this format is read once, for
+   * this and compactedFiles). A file whose metadata cannot be read is listed without a model.
    */
   async dataFileOrigins(): Promise<DataFileOrigin[]> {
     const origins: DataFileOrigin[] = [];
     for (const name of (await this.listNames()).sort()) {
-      const format = parsePartFileName(name)?.format ?? parseCompactedFileName(name)?.format;
+      const compacted = parseCompactedFileName(name);
+      const format = parsePartFileName(name)?.format ?? compacted?.format;
       if (format === undefined) continue;
-      let metadata: Record<string, string>;
+      // A compacted file keeps shared keys at the top; a key that differed between its batches
+      // would be in each batch's own entries (the first batch's are read).
+      let top: Record<string, string>;
+      let first: Readonly<Record<string, string>>;
       try {
-        metadata = await CODECS[format].readMetadata(join(this.dir, name));
+        const contents =
+          compacted?.format === this.format
+            ? await this.compactedFile(name).catch(() => undefined)
+            : undefined;
+        if (contents) {
+          top = contents.run;
+          first = contents.batches.values().next().value ?? {};
+        } else {
+          top = await CODECS[format].readMetadata(join(this.dir, name));
+          first = firstBatchEntries(top);
+        }
       } catch {
         origins.push({ file: name });
         continue;
       }
-      // A compacted file keeps shared keys at the top; a key that differed between its batches
-      // would be in each batch's own entries.
-      let first: Record<string, string> = {};
-      try {
-        const batches = JSON.parse(metadata[COMPACTED_BATCHES_KEY] ?? '{}') as Record<
-          string,
-          Record<string, string>
-        >;
-        first = Object.values(batches)[0] ?? {};
-      } catch {
-        // not a batch map: a part file's metadata is all at the top
-      }
-      const model = metadata[RUN_METADATA_KEYS.model] ?? first[RUN_METADATA_KEYS.model];
-      const plan = metadata[RUN_METADATA_KEYS.plan] ?? first[RUN_METADATA_KEYS.plan];
+      const model = top[RUN_METADATA_KEYS.model] ?? first[RUN_METADATA_KEYS.model];
+      const plan = top[RUN_METADATA_KEYS.plan] ?? first[RUN_METADATA_KEYS.plan];
       origins.push({
         file: name,
         ...(model !== undefined ? { model } : {}),
@@ -352,14 +349,19 @@ export class DatasetWriter {
     for (const name of this.compacted.keys()) if (!names.includes(name)) this.compacted.delete(name);
     for (const name of [...names].sort()) {
       if (parseCompactedFileName(name)?.format !== this.format) continue;
-      let contents = this.compacted.get(name);
-      if (!contents) {
-        contents = await readCompactedContents(this.dir, name, this.format);
-        this.compacted.set(name, contents);
-      }
-      files.set(name, contents);
+      files.set(name, await this.compactedFile(name));
     }
     return files;
+  }
+
+  /** The contents of one data file of this format, its footer read once per writer (see compactedFiles). */
+  private async compactedFile(name: string): Promise<CompactedContents> {
+    let contents = this.compacted.get(name);
+    if (!contents) {
+      contents = await readCompactedContents(this.dir, name, this.format);
+      this.compacted.set(name, contents);
+    }
+    return contents;
   }
 
   private readonly compacted = new Map<string, CompactedContents>();
@@ -389,5 +391,18 @@ export class DatasetWriter {
     } catch (error) {
       throw new OutputError(`cannot create ${this.dir}: ${messageOf(error)}`, { cause: error });
     }
+  }
+}
+
+/** The first batch's entries of a compacted file's metadata; none for a part file's (all at the top). */
+function firstBatchEntries(metadata: Record<string, string>): Record<string, string> {
+  try {
+    const batches = JSON.parse(metadata[COMPACTED_BATCHES_KEY] ?? '{}') as Record<
+      string,
+      Record<string, string>
+    >;
+    return Object.values(batches)[0] ?? {};
+  } catch {
+    return {};
   }
 }

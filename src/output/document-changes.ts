@@ -3,7 +3,7 @@
  * rows hold the same chunk hashes in the same order (same model, same text, same chunking).
  */
 import { join } from 'node:path';
-import { readColumns } from './columns.js';
+import { readColumns, utf8Values } from './columns.js';
 import type { OutputFormat } from './part-file.js';
 import { HASH_COLUMN } from './table.js';
 
@@ -42,15 +42,22 @@ async function documentDigests({ dir, files, format }: VersionFiles): Promise<Ma
   const chunks = new Map<string, string[]>();
   for (const file of files) {
     const table = await readColumns(join(dir, file), format, ['id', 'chunk_index', HASH_COLUMN]);
-    const ids = table.getChild('id');
-    const indexes = table.getChild('chunk_index');
-    const hashes = table.getChild(HASH_COLUMN);
-    if (!ids || !indexes || !hashes) continue;
-    for (let row = 0; row < table.numRows; row++) {
-      const id = String(ids.get(row));
-      const list = chunks.get(id) ?? [];
-      list[Number(indexes.get(row))] = String(hashes.get(row));
-      chunks.set(id, list);
+    const idColumn = table.getChild('id');
+    const indexColumn = table.getChild('chunk_index');
+    const hashColumn = table.getChild(HASH_COLUMN);
+    if (!idColumn || !indexColumn || !hashColumn) continue;
+    // Each column's values at once, not a `.get(row)` per row and column.
+    const ids = utf8Values(idColumn);
+    const indexes = indexColumn.toArray() as ArrayLike<number | bigint>;
+    const hashes = utf8Values(hashColumn);
+    for (let row = 0; row < ids.length; row++) {
+      const id = ids[row]!;
+      let list = chunks.get(id);
+      if (list === undefined) {
+        list = [];
+        chunks.set(id, list);
+      }
+      list[Number(indexes[row])] = hashes[row]!;
     }
   }
   const digests = new Map<string, string>();

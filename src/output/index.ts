@@ -16,11 +16,10 @@ export {
   parsePartFileName,
   type WrittenPart,
 } from './dataset.js';
-export { digestInput, sha256File } from './input-digest.js';
+export { digestInput } from './input-digest.js';
 export { FAILURES_FILE, JsonlFile, REJECTS_FILE, sideFile } from './jsonl.js';
 export {
   formatUsd,
-  LEGACY_MANIFEST_FILE,
   MANIFEST_FILE,
   type Manifest,
   type ManifestCounts,
@@ -31,7 +30,6 @@ export {
   type ManifestV1,
   readManifest,
   redactBaseUrl,
-  USD_DECIMALS,
   writeManifest,
 } from './manifest.js';
 export {

@@ -42,19 +42,34 @@ export const CODECS: Readonly<Record<OutputFormat, PartCodec>> = {
   },
 };
 
+/**
+ * The rows encoded in `format`, read back: a file that does not hold every row must never be renamed
+ * in. `what` names the file in the error.
+ */
+export async function encodeChecked(
+  format: OutputFormat,
+  rows: PartRows,
+  metadata: Record<string, string>,
+  compression: ParquetCompression,
+  what: string,
+): Promise<Uint8Array> {
+  const codec = CODECS[format];
+  const bytes = codec.encode(rows, metadata, compression);
+  // Cheap read-back of the footer.
+  const written = await codec.countRows(bytes);
+  if (written !== rows.ids.length) {
+    throw new OutputError(`${what}: encoded ${written} rows, expected ${rows.ids.length}`);
+  }
+  return bytes;
+}
+
 /** Writes one part file; returns its size in bytes. */
 export async function writePartFile(
   spec: PartFileSpec,
   rows: PartRows,
   metadata: Record<string, string>,
 ): Promise<number> {
-  const codec = CODECS[spec.format];
-  const bytes = codec.encode(rows, metadata, spec.compression);
-  // Cheap read-back of the footer: a part that does not hold every row must never be renamed in.
-  const written = await codec.countRows(bytes);
-  if (written !== rows.ids.length) {
-    throw new OutputError(`${spec.path}: encoded ${written} rows, expected ${rows.ids.length}`);
-  }
+  const bytes = await encodeChecked(spec.format, rows, metadata, spec.compression, spec.path);
   // No folder fsync per part: the manifest's write syncs the folder once (see AtomicWriteOptions).
   await writeFileAtomic(spec.path, bytes, { syncDirectory: false });
   return bytes.byteLength;

@@ -51,8 +51,9 @@ export function partRowsFromBatch(
   const chunkIndex = new Int32Array(n);
   const tokens = new Int32Array(n);
   const embeddings = new Float32Array(n * dims);
-  const imageSources = imageColumns ? new Array<string | null>(n) : undefined;
-  const imageHashes = imageColumns ? new Array<string | null>(n) : undefined;
+  const images = imageColumns
+    ? { sources: new Array<string | null>(n), hashes: new Array<string | null>(n) }
+    : undefined;
   for (let i = 0; i < n; i++) {
     const chunk = chunks[i]!;
     const vector = vectors[i]!;
@@ -68,23 +69,14 @@ export function partRowsFromBatch(
     tokens[i] = chunk.tokens;
     embeddings.set(vector, i * dims);
     const { image } = chunk;
-    if (imageSources && imageHashes) {
-      imageSources[i] = image?.source ?? null;
-      imageHashes[i] = image && image.kind !== 'url' ? image.sha256 : null;
+    if (images) {
+      images.sources[i] = image?.source ?? null;
+      images.hashes[i] = image && image.kind !== 'url' ? image.sha256 : null;
     } else if (image !== undefined) {
       throw new OutputError(
         `batch ${batch.batchId}: ${chunk.documentId} has an image, but the dataset is written without image columns`,
       );
     }
   }
-  return {
-    ids,
-    chunkIndex,
-    texts,
-    tokens,
-    hashes,
-    embeddings,
-    dims,
-    ...(imageSources && imageHashes ? { images: { sources: imageSources, hashes: imageHashes } } : {}),
-  };
+  return { ids, chunkIndex, texts, tokens, hashes, embeddings, dims, ...(images ? { images } : {}) };
 }

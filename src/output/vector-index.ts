@@ -10,8 +10,8 @@
  * answers undefined (not reusable, so the text is sent) when it is another text's.
  */
 import { join } from 'node:path';
-import type { FixedSizeList, Float32 } from 'apache-arrow';
-import { readColumns } from './columns.js';
+import type { FixedSizeList, Float32, Vector } from 'apache-arrow';
+import { plainUtf8, readColumns } from './columns.js';
 import type { OutputFormat } from './part-file.js';
 import { HASH_COLUMN } from './table.js';
 
@@ -21,7 +21,49 @@ const CACHED_FILES = 2;
 /** Rows per file a location can address: file × ROWS + row stays below 2^53. */
 const ROWS = 2 ** 26;
 
-const keyOf = (hash: string): number => Number.parseInt(hash.slice(0, 13), 16);
+/** Hex digits of the key. */
+const KEY_DIGITS = 13;
+
+const keyOf = (hash: string): number => Number.parseInt(hash.slice(0, KEY_DIGITS), 16);
+
+/** Hex digit values by character code; -1 for any other character. */
+const HEX = new Int8Array(256).fill(-1);
+for (let d = 0; d < 16; d++) {
+  HEX['0123456789abcdef'.charCodeAt(d)] = d;
+  HEX['0123456789ABCDEF'.charCodeAt(d)] = d;
+}
+
+/** keyOf of the UTF-8 text `bytes[start, end)`, read from the bytes (no string for hex, the usual case). */
+function keyAt(bytes: Buffer, start: number, end: number): number {
+  if (end - start >= KEY_DIGITS) {
+    let key = 0;
+    for (let i = start; i < start + KEY_DIGITS; i++) {
+      const digit = HEX[bytes[i]!]!;
+      if (digit < 0) return keyOf(bytes.toString('utf8', start, end));
+      key = key * 16 + digit;
+    }
+    return key;
+  }
+  return keyOf(bytes.toString('utf8', start, end));
+}
+
+/** One record batch of a cached file, as views of the columns read (no copies). */
+interface CachedBatch {
+  /** The file row of its first row. */
+  readonly first: number;
+  readonly rows: number;
+  /** Its rows' vectors, row-major. */
+  readonly vectors: Float32Array;
+  /** Its rows' hashes as UTF-8 bytes and offsets; undefined when not plain (read with `.get`). */
+  readonly hashes: ReturnType<typeof plainUtf8>;
+}
+
+/** A file's vectors, kept while it is among the last files read. */
+interface CachedFile {
+  readonly batches: readonly CachedBatch[];
+  readonly dims: number;
+  readonly hashes: Vector;
+}
 
 export class VectorIndex {
   readonly #dir: string;
@@ -31,7 +73,7 @@ export class VectorIndex {
   readonly #built: number;
   /** Hash prefix → file × ROWS + row. */
   readonly #rows = new Map<number, number>();
-  readonly #cache = new Map<number, { vectors: Float32Array; dims: number; hashes: string[] }>();
+  readonly #cache = new Map<number, CachedFile>();
 
   private constructor(dir: string, files: readonly string[], format: OutputFormat) {
     this.#dir = dir;
@@ -48,10 +90,20 @@ export class VectorIndex {
   ): Promise<VectorIndex> {
     const index = new VectorIndex(dir, files, format);
     for (const [file, name] of files.entries()) {
-      const table = await index.#read(name, HASH_COLUMN);
+      const table = await readColumns(join(dir, name), format, [HASH_COLUMN]);
       const hashes = table.getChild(HASH_COLUMN);
       if (!hashes) continue;
-      for (let row = 0; row < table.numRows; row++) index.#add(String(hashes.get(row)), file, row);
+      // Keys straight from the column's bytes: no string per row (millions of rows).
+      let row = 0;
+      for (const data of hashes.data) {
+        const plain = plainUtf8(data);
+        for (let i = 0; i < data.length; i++, row++) {
+          const key = plain
+            ? keyAt(plain.bytes, plain.offsets[i]!, plain.offsets[i + 1]!)
+            : keyOf(String(hashes.get(row)));
+          index.#addKey(key, file, row);
+        }
+      }
     }
     return index;
   }
@@ -62,11 +114,10 @@ export class VectorIndex {
    */
   addFile(file: string, hashes: readonly string[]): void {
     const index = this.#files.push(file) - 1;
-    for (let row = 0; row < hashes.length; row++) this.#add(hashes[row]!, index, row);
+    for (let row = 0; row < hashes.length; row++) this.#addKey(keyOf(hashes[row]!), index, row);
   }
 
-  #add(hash: string, file: number, row: number): void {
-    const key = keyOf(hash);
+  #addKey(key: number, file: number, row: number): void {
     if (!this.#rows.has(key)) this.#rows.set(key, file * ROWS + row);
   }
 
@@ -94,33 +145,50 @@ export class VectorIndex {
     const row = location % ROWS;
     let cached = this.#cache.get(file);
     if (!cached) {
-      const table = await readColumns(join(this.#dir, this.#files[file]!), this.#format, [
-        'embedding',
-        HASH_COLUMN,
-      ]);
-      const column = table.getChild('embedding');
-      const hashColumn = table.getChild(HASH_COLUMN);
-      if (!column || !hashColumn) return undefined;
-      const dims = (column.type as FixedSizeList<Float32>).listSize;
-      const vectors = new Float32Array(table.numRows * dims);
-      let offset = 0;
-      for (const data of column.data) {
-        const values = data.children[0]!.values as Float32Array;
-        const start = data.offset * dims;
-        vectors.set(values.subarray(start, start + data.length * dims), offset);
-        offset += data.length * dims;
-      }
-      const hashes = Array.from({ length: table.numRows }, (_, i) => String(hashColumn.get(i)));
-      cached = { vectors, dims, hashes };
+      cached = await this.#load(file);
+      if (!cached) return undefined;
       this.#cache.set(file, cached);
       if (this.#cache.size > CACHED_FILES) this.#cache.delete(this.#cache.keys().next().value!);
     }
-    const { vectors, dims, hashes } = cached;
-    if (hashes[row] !== hash) return undefined; // another text with the same 52-bit prefix
-    return vectors.slice(row * dims, (row + 1) * dims);
+    const { batches, dims, hashes } = cached;
+    let at = batches.length - 1;
+    while (at > 0 && batches[at]!.first > row) at--;
+    const batch = batches[at];
+    if (batch === undefined || row - batch.first >= batch.rows) return undefined;
+    const i = row - batch.first;
+    // Only this row's hash is decoded: another text with the same 52-bit prefix is not reusable.
+    const stored = batch.hashes
+      ? batch.hashes.bytes.toString('utf8', batch.hashes.offsets[i], batch.hashes.offsets[i + 1])
+      : String(hashes.get(row));
+    if (stored !== hash) return undefined;
+    // A copy: the caller keeps it past this file's stay in the cache.
+    return batch.vectors.slice(i * dims, (i + 1) * dims);
   }
 
-  #read(name: string, column: string) {
-    return readColumns(join(this.#dir, name), this.#format, [column]);
+  /** The vectors and hashes of a file, as views of the columns read. */
+  async #load(file: number): Promise<CachedFile | undefined> {
+    const table = await readColumns(join(this.#dir, this.#files[file]!), this.#format, [
+      'embedding',
+      HASH_COLUMN,
+    ]);
+    const column = table.getChild('embedding');
+    const hashes = table.getChild(HASH_COLUMN);
+    if (!column || !hashes) return undefined;
+    const dims = (column.type as FixedSizeList<Float32>).listSize;
+    // The columns of a table share its record batches: batch k of one is batch k of the other.
+    const batches: CachedBatch[] = [];
+    let first = 0;
+    column.data.forEach((data, k) => {
+      const values = data.children[0]!.values as Float32Array;
+      const start = data.offset * dims;
+      batches.push({
+        first,
+        rows: data.length,
+        vectors: values.subarray(start, start + data.length * dims),
+        hashes: plainUtf8(hashes.data[k]!),
+      });
+      first += data.length;
+    });
+    return { batches, dims, hashes };
   }
 }

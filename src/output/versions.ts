@@ -32,13 +32,7 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { OutputError, outputFolderError } from '../errors.js';
 import { isNotFound, messageOf } from './fs-errors.js';
-import {
-  LEGACY_MANIFEST_FILE,
-  MANIFEST_FILE,
-  type Manifest,
-  type ManifestV1,
-  readManifest,
-} from './manifest.js';
+import { LEGACY_MANIFEST_FILE, type Manifest, type ManifestV1, readManifest } from './manifest.js';
 
 export const VERSIONS_SUFFIX = '.versions';
 const VERSION_NAME = /^v(\d{6,})$/;
@@ -259,13 +253,12 @@ function versionName(n: number): string {
 }
 
 /**
- * Files an embedpipe dataset folder holds: data files, side files (a leading `_`, or the names
- * earlier versions used), and temp files (a leading `.`).
+ * Files an embedpipe dataset folder holds: data files, side files (a leading `_`, as `_manifest.json`,
+ * or the names earlier versions used), and temp files (a leading `.`).
  */
 function isDatasetFile(name: string): boolean {
   return (
     /\.(parquet|arrow)$/.test(name) ||
-    name === MANIFEST_FILE ||
     name === LEGACY_MANIFEST_FILE ||
     name === 'rejects.jsonl' ||
     name === 'failures.jsonl' ||

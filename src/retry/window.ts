@@ -30,8 +30,6 @@ export class AdaptiveWindow {
   /** Tickets up to this one were sent before the last decrease. */
   #decreasedBefore = 0;
   readonly #queue: Waiter[] = [];
-  /** Called when the window changes size (whole requests). */
-  onChange: ((limit: number) => void) | undefined;
 
   constructor(max: number, { min = 1 }: { min?: number } = {}) {
     if (!(Number.isInteger(max) && max >= 1))
@@ -80,7 +78,6 @@ export class AdaptiveWindow {
   /** Gives the slot back, saying how the request went: 'limited' for a 429. */
   release(ticket: WindowTicket, outcome: WindowOutcome): void {
     this.#active--;
-    const before = this.limit;
     if (outcome === 'limited') {
       if (ticket.seq > this.#decreasedBefore) {
         this.#limit = Math.max(this.min, this.#limit / 2);
@@ -89,7 +86,6 @@ export class AdaptiveWindow {
     } else if (outcome === 'ok') {
       this.#limit = Math.min(this.max, this.#limit + 1 / this.#limit);
     }
-    if (this.limit !== before) this.onChange?.(this.limit);
     this.#pump();
   }
 
