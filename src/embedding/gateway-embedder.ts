@@ -33,7 +33,7 @@ import {
 import type { MultimodalBlock } from '../gateway/wire.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
-import { type RetryPolicy, withRetry } from '../retry/index.js';
+import { paidRequestRetry, type RetryPolicy, withRetry } from '../retry/index.js';
 import type { ChunkSizing } from './chunk-sizing.js';
 import type { CostBudget } from './cost-budget.js';
 import type { EncodingPolicy } from './encoding-policy.js';
@@ -388,13 +388,10 @@ export class GatewayEmbedder {
         this.#checkDims(result.dims);
         return result;
       },
-      {
+      paidRequestRetry({
         ...retry,
         ...this.#options.clock,
-        // The client owns the key's Retry-After gate: a paced retry goes again at once and waits there.
-        gate: 'transport',
         signal,
-        letAttemptFinish: true,
         onRetry: (error, attempt, delayMs) => {
           stats.retries += 1;
           outcome.retries += 1;
@@ -421,7 +418,7 @@ export class GatewayEmbedder {
             String((error as Error).message),
           );
         },
-      },
+      }),
     );
   }
 

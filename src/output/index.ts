@@ -17,7 +17,7 @@ export {
   type WrittenPart,
 } from './dataset.js';
 export { digestInput } from './input-digest.js';
-export { FAILURES_FILE, JsonlFile, REJECTS_FILE, sideFile } from './jsonl.js';
+export { CALIBRATION_FILE, FAILURES_FILE, JsonlFile, REJECTS_FILE, sideFile } from './jsonl.js';
 export {
   formatUsd,
   MANIFEST_FILE,

@@ -17,6 +17,8 @@ import { messageOf } from './fs-errors.js';
 export const REJECTS_FILE = '_rejects.jsonl';
 /** Chunks the gateway would not embed. */
 export const FAILURES_FILE = '_failures.jsonl';
+/** How the gateway counts tokens, as the dataset's runs learned it (pipeline/calibrate.ts); carried to new versions. */
+export const CALIBRATION_FILE = '_calibration.json';
 /** The side files' names before the rename (a dataset of the previous version). */
 const LEGACY_NAMES = { [REJECTS_FILE]: 'rejects.jsonl', [FAILURES_FILE]: 'failures.jsonl' } as const;
 

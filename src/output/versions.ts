@@ -32,6 +32,7 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { OutputError, outputFolderError } from '../errors.js';
 import { isNotFound, messageOf } from './fs-errors.js';
+import { CALIBRATION_FILE } from './jsonl.js';
 import { LEGACY_MANIFEST_FILE, type Manifest, type ManifestV1, readManifest } from './manifest.js';
 
 export const VERSIONS_SUFFIX = '.versions';
@@ -244,9 +245,6 @@ export class VersionedDataset {
     await rm(trash, { recursive: true, force: true });
   }
 }
-
-/** The calibration side file travels with the versions of a model (see pipeline/calibrate.ts). */
-const CALIBRATION_FILE = '_calibration.json';
 
 function versionName(n: number): string {
   return `v${String(n).padStart(6, '0')}`;

@@ -17,11 +17,9 @@ import type { RunSettings } from '../config/settings.js';
 import { openCorpus, resolveCorpusFormat } from '../corpus/index.js';
 import type { GatewayEmbedder } from '../embedding/gateway-embedder.js';
 import type { Logger } from '../observability/logger.js';
-import { writeFileAtomic } from '../output/index.js';
+import { CALIBRATION_FILE, writeFileAtomic } from '../output/index.js';
 import { corpusOptions } from './plan.js';
 import type { RunSizing } from './sizing.js';
-
-export const CALIBRATION_FILE = '_calibration.json';
 
 /** Probes sent: enough to meet the corpus's scripts near its start, few enough to cost nothing. */
 export const CALIBRATION_PROBES = 12;

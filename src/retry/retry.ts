@@ -55,6 +55,15 @@ export interface RetryPolicy {
 
 export type RetryOptions = Partial<RetryPolicy>;
 
+/**
+ * The options of a paid request through the gateway client (an embedding, a transcription): the
+ * client owns the key's Retry-After gate, so a paced retry goes again at once and waits there, and
+ * an attempt already sent finishes when the signal aborts (it is paid for; its answer is kept).
+ */
+export function paidRequestRetry(options: RetryOptions): RetryOptions {
+  return { ...options, gate: 'transport', letAttemptFinish: true };
+}
+
 /** What withRetry reads from an error (GatewayError has both fields). */
 interface RetryHints {
   retryable?: unknown;

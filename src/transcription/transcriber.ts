@@ -9,7 +9,7 @@
 import type { AudioFormat } from '../domain.js';
 import type { GatewayClient, TranscriptionResult } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
-import { type RetryPolicy, withRetry } from '../retry/index.js';
+import { paidRequestRetry, type RetryPolicy, withRetry } from '../retry/index.js';
 
 /** What a request reserves and settles against a run's cost cap (embedding/cost-budget.ts has one). */
 export interface SpendingCap {
@@ -97,19 +97,16 @@ export class GatewayTranscriber {
         reservation?.settle(cost);
         return { answer, cost };
       },
-      {
+      paidRequestRetry({
         ...retry,
         ...this.#options.clock,
-        // The client owns the key's Retry-After gate: a paced retry goes again at once and waits there.
-        gate: 'transport',
         signal,
-        letAttemptFinish: true,
         onRetry: (error, attempt, delayMs) => {
           retries += 1;
           this.#options.onRetry?.();
           logger.debug({ audio: what, attempt, delayMs }, String((error as Error).message));
         },
-      },
+      }),
     );
     const seconds = answer.usage?.seconds;
     return {
