@@ -1,4 +1,4 @@
-import { countTokens, decode, encode, isWithinTokenLimit } from 'gpt-tokenizer/encoding/cl100k_base';
+import { createRequire } from 'node:module';
 import { countPieces, piecesWithin, truncateToPieces } from './pieces.js';
 
 /** How an emulated model counts tokens: context length, truncation, the 400 message and usage. */
@@ -22,10 +22,16 @@ export interface Tokenizer {
  */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
+type Cl100kModule = typeof import('gpt-tokenizer/encoding/cl100k_base');
+let cl100kModule: Cl100kModule | undefined;
+/** Its ranks take ~110 ms to load, and the default models count pieces: loaded on first use. */
+const bpe = (): Cl100kModule =>
+  (cl100kModule ??= createRequire(import.meta.url)('gpt-tokenizer/encoding/cl100k_base') as Cl100kModule);
+
 export const CL100K: Tokenizer = {
-  count: (text) => countTokens(text, PLAIN_TEXT),
-  countWithin: (text, limit) => isWithinTokenLimit(text, limit, PLAIN_TEXT),
-  truncate: (text, limit) => decode(encode(text, PLAIN_TEXT).slice(0, limit)),
+  count: (text) => bpe().countTokens(text, PLAIN_TEXT),
+  countWithin: (text, limit) => bpe().isWithinTokenLimit(text, limit, PLAIN_TEXT),
+  truncate: (text, limit) => bpe().decode(bpe().encode(text, PLAIN_TEXT).slice(0, limit)),
 };
 
 /** The SentencePiece-like count of pieces.ts. */

@@ -24,26 +24,18 @@ export function embeddingFor(model: string, text: string, dims: number): Float32
 
 /**
  * embeddingFor into a caller's buffer (its length is the dims), so a whole batch can live in one
- * Float32Array. The PRNG runs twice (norm, then values) rather than keeping a float64 scratch copy:
- * an sfc32 step costs less than the memory traffic.
+ * Float32Array. The draws go to a float64 scratch kept between calls (steps 3 and 4 in one pass).
  */
 export function writeEmbedding(model: string, text: string, out: Float32Array): void {
   const digest = createHash('sha256').update(`${model}\n${text}`, 'utf8').digest();
   const dims = out.length;
-
-  let sumOfSquares = 0;
-  const first = Sfc32.fromDigest(digest);
-  for (let i = 0; i < dims; i++) {
-    const x = (first.nextUint32() / 2 ** 32) * 2 - 1;
-    sumOfSquares += x * x;
-  }
-  const norm = Math.sqrt(sumOfSquares);
-
-  const again = Sfc32.fromDigest(digest);
-  for (let i = 0; i < dims; i++) {
-    out[i] = ((again.nextUint32() / 2 ** 32) * 2 - 1) / norm;
-  }
+  if (scratch.length < dims) scratch = new Float64Array(dims);
+  const draws = scratch.subarray(0, dims);
+  const norm = Math.sqrt(Sfc32.fromDigest(digest).fillSigned(draws));
+  for (let i = 0; i < dims; i++) out[i] = draws[i]! / norm;
 }
+
+let scratch = new Float64Array(0);
 
 /** The text a multimodal block is embedded as: one line per part, `text:<text>` or `image:<url>`. */
 export function multimodalText(parts: readonly ContentPart[]): string {

@@ -50,6 +50,22 @@ describe('multimodalText', () => {
 });
 
 describe('Sfc32', () => {
+  it('fillSigned draws what nextUint32 draws, and sums their squares in order', () => {
+    const stepwise = Sfc32.fromLabel('fill');
+    const filled = Sfc32.fromLabel('fill');
+    const out = new Float64Array(1000);
+    const sum = filled.fillSigned(out);
+    let expected = 0;
+    for (let i = 0; i < out.length; i++) {
+      const x = (stepwise.nextUint32() / 2 ** 32) * 2 - 1;
+      expect(out[i]).toBe(x);
+      expected += x * x;
+    }
+    expect(sum).toBe(expected);
+    // The state moved on by exactly as many steps.
+    expect(filled.nextUint32()).toBe(stepwise.nextUint32());
+  });
+
   it('reproduces its stream from the same seed and stays in range', () => {
     const a = Sfc32.fromLabel('seed');
     const b = Sfc32.fromLabel('seed');
