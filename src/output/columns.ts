@@ -6,17 +6,20 @@ import { OutputError } from '../errors.js';
 import { messageOf } from './fs-errors.js';
 import type { OutputFormat } from './part-file.js';
 
+/** `rows`: only those rows (Parquet decodes only the pages holding them). */
 export async function readColumns(
   path: string,
   format: OutputFormat,
   columns: readonly string[],
+  rows?: { readonly offset: number; readonly limit: number },
 ): Promise<Table> {
   try {
     const bytes = await readFile(path);
     if (format === 'parquet') {
-      return tableFromIPC(pw.readParquet(bytes, { columns: [...columns] }).intoIPCStream());
+      return tableFromIPC(pw.readParquet(bytes, { columns: [...columns], ...rows }).intoIPCStream());
     }
-    return tableFromIPC(bytes).select([...columns]);
+    const table = tableFromIPC(bytes).select([...columns]);
+    return rows ? table.slice(rows.offset, rows.offset + rows.limit) : table;
   } catch (error) {
     throw new OutputError(`cannot read ${columns.join(', ')} from ${path}: ${messageOf(error)}`, {
       cause: error,

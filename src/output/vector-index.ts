@@ -18,6 +18,47 @@ import { HASH_COLUMN } from './table.js';
 /** Files whose vectors are kept in memory at once. */
 const CACHED_FILES = 2;
 
+/**
+ * Bytes of vectors kept by hash, twice: the rows this run committed last (a duplicate close behind
+ * its first copy), and vectors once reused (duplicates are mostly boilerplate: headers, notices,
+ * repeated lines, back hundreds of times across a run). Without them each came back as a file read:
+ * a hostile multilingual corpus spent 11 of its 19 s there.
+ */
+const CACHE_BYTES = 8 * 2 ** 20;
+
+/** Single-row reads of a file before the whole file is read (and kept among CACHED_FILES). */
+const ROW_READS_BEFORE_FILE = 4;
+
+/** Vectors by hash within a byte budget; the least recently used go first. */
+class VectorCache {
+  readonly #vectors = new Map<string, Float32Array>();
+  #bytes = 0;
+
+  get(hash: string): Float32Array | undefined {
+    const vector = this.#vectors.get(hash);
+    if (vector) {
+      this.#vectors.delete(hash);
+      this.#vectors.set(hash, vector);
+    }
+    return vector;
+  }
+
+  set(hash: string, vector: Float32Array): void {
+    const old = this.#vectors.get(hash);
+    if (old) {
+      this.#vectors.delete(hash);
+      this.#bytes -= old.byteLength;
+    }
+    this.#vectors.set(hash, vector);
+    this.#bytes += vector.byteLength;
+    for (const [oldest, evicted] of this.#vectors) {
+      if (this.#bytes <= CACHE_BYTES) break;
+      this.#vectors.delete(oldest);
+      this.#bytes -= evicted.byteLength;
+    }
+  }
+}
+
 /** Rows per file a location can address: file × ROWS + row stays below 2^53. */
 const ROWS = 2 ** 26;
 
@@ -74,6 +115,10 @@ export class VectorIndex {
   /** Hash prefix → file × ROWS + row. */
   readonly #rows = new Map<number, number>();
   readonly #cache = new Map<number, CachedFile>();
+  readonly #recent = new VectorCache();
+  readonly #reused = new VectorCache();
+  /** Single rows read per file not cached whole. */
+  readonly #rowReads = new Map<number, number>();
 
   private constructor(dir: string, files: readonly string[], format: OutputFormat) {
     this.#dir = dir;
@@ -112,9 +157,13 @@ export class VectorIndex {
    * Indexes rows written since the index was built: `hashes[i]` is row i of `file` (a data file of
    * the same folder). A hash already indexed keeps its first location.
    */
-  addFile(file: string, hashes: readonly string[]): void {
+  addFile(file: string, hashes: readonly string[], vectors?: readonly Float32Array[]): void {
     const index = this.#files.push(file) - 1;
-    for (let row = 0; row < hashes.length; row++) this.#addKey(keyOf(hashes[row]!), index, row);
+    for (let row = 0; row < hashes.length; row++) {
+      this.#addKey(keyOf(hashes[row]!), index, row);
+      const vector = vectors?.[row];
+      if (vector) this.#recent.set(hashes[row]!, vector);
+    }
   }
 
   #addKey(key: number, file: number, row: number): void {
@@ -137,14 +186,33 @@ export class VectorIndex {
     return this.#rows.has(keyOf(hash));
   }
 
-  /** A copy of the vector stored for `hash`, or undefined. */
+  /** The vector stored for `hash`, or undefined. Callers never write to it (it may be shared). */
   async vector(hash: string): Promise<Float32Array | undefined> {
+    const kept = this.#reused.get(hash) ?? this.#recent.get(hash);
+    if (kept) {
+      this.#reused.set(hash, kept);
+      return kept;
+    }
+    const found = await this.#read(hash);
+    if (found) this.#reused.set(hash, found);
+    return found;
+  }
+
+  /** A copy of the vector stored for `hash` in the files, or undefined. */
+  async #read(hash: string): Promise<Float32Array | undefined> {
     const location = this.#rows.get(keyOf(hash));
     if (location === undefined) return undefined;
     const file = Math.floor(location / ROWS);
     const row = location % ROWS;
     let cached = this.#cache.get(file);
     if (!cached) {
+      // A row or two of a file (duplicates here and there) is read alone, ~6x cheaper than the file;
+      // many rows (a re-chunked dataset reusing its old rows in order) read the file once.
+      const reads = (this.#rowReads.get(file) ?? 0) + 1;
+      if (reads <= ROW_READS_BEFORE_FILE) {
+        this.#rowReads.set(file, reads);
+        return this.#readRow(file, row, hash);
+      }
       cached = await this.#load(file);
       if (!cached) return undefined;
       this.#cache.set(file, cached);
@@ -163,6 +231,20 @@ export class VectorIndex {
     if (stored !== hash) return undefined;
     // A copy: the caller keeps it past this file's stay in the cache.
     return batch.vectors.slice(i * dims, (i + 1) * dims);
+  }
+
+  /** Row `row` of `file`, read alone; undefined when it holds another hash. */
+  async #readRow(file: number, row: number, hash: string): Promise<Float32Array | undefined> {
+    const table = await readColumns(
+      join(this.#dir, this.#files[file]!),
+      this.#format,
+      ['embedding', HASH_COLUMN],
+      { offset: row, limit: 1 },
+    );
+    if (table.numRows !== 1 || String(table.getChild(HASH_COLUMN)?.get(0)) !== hash) return undefined;
+    // One row: `get` resolves the slice's offsets, whatever the reader left in them.
+    const vector = table.getChild('embedding')?.get(0) as Vector<Float32> | null | undefined;
+    return vector ? Float32Array.from(vector.toArray() as Float32Array) : undefined;
   }
 
   /** The vectors and hashes of a file, as views of the columns read. */

@@ -136,9 +136,12 @@ export class ReusingEmbedder {
     return { ...sent, batchId: batch.batchId, chunks, vectors: out };
   }
 
-  /** Rows committed to `file` (hashes in row order): from now on their vectors come from the file. */
-  async committed(file: string, hashes: readonly string[]): Promise<void> {
-    (await this.#options.index()).addFile(file, hashes);
+  /**
+   * Rows committed to `file` (hashes and vectors in row order): from now on their vectors come from
+   * the index (the last ones from memory, then from the file).
+   */
+  async committed(file: string, hashes: readonly string[], vectors?: readonly Float32Array[]): Promise<void> {
+    (await this.#options.index()).addFile(file, hashes, vectors);
     for (const hash of hashes) this.#inFlight.delete(hash);
   }
 

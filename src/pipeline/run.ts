@@ -8,6 +8,7 @@
  * until finalize switches. Resume: batch ids are deterministic, so a re-run plans the same batches
  * and skips every batch its version holds; texts the dataset holds under any batch are reused.
  */
+import { setImmediate } from 'node:timers/promises';
 import { CLASSES } from '../chunking/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { checkGatewayTransport, type RunSettings } from '../config/settings.js';
@@ -187,6 +188,7 @@ async function embedInto(
       await reuse.committed(
         written.file,
         rows.flatMap(({ embedded }) => embedded.chunks.map((c) => c.hash)),
+        rows.flatMap(({ embedded }) => embedded.vectors),
       );
       rows.forEach(({ batch }, i) => {
         tally.add(records[i]!);
@@ -254,7 +256,11 @@ async function embedInto(
       },
       produced,
     );
-    for await (const batch of batches) await queue.push(batch);
+    for await (const batch of batches) {
+      await queue.push(batch);
+      // Planning runs as one chain of microtasks: let answers that arrived meanwhile be read first.
+      await setImmediate();
+    }
     await queue.drain();
     await committer.drain();
     await persistCalibration();

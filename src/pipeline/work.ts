@@ -121,6 +121,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       await run.reuse.committed(
         written.file,
         embedded.chunks.map((chunk) => chunk.hash),
+        embedded.vectors,
       );
       const usage = { inputs: record.rows, tokens: record.promptTokens, costUsd: record.cost };
       metrics?.jobCompleted(usage);

@@ -1,0 +1,76 @@
+/**
+ * VectorIndex: stored vectors by content hash, from real files (single rows read alone, then the
+ * whole file once many of its rows are asked for), and from memory for the rows this run committed
+ * last and for vectors reused before (no file read: the tests remove the file to prove it).
+ */
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { contentHash } from '../../src/chunking/hash.js';
+import type { EmbeddedBatch } from '../../src/domain.js';
+import { DatasetWriter } from '../../src/output/dataset.js';
+import type { OutputFormat } from '../../src/output/part-file.js';
+import { VectorIndex } from '../../src/output/vector-index.js';
+import { tempFolder } from '../helpers/temp.js';
+import { makeBatch } from './fixtures.js';
+
+const root = await tempFolder('embedpipe-vector-index-');
+let n = 0;
+
+/** The fixture's batch with real content hashes (its own are zero-padded: one key for all). */
+function batchOf(batchId: string, rows: number, dims: number, seed: number): EmbeddedBatch {
+  const batch = makeBatch({ batchId, rows, dims, seed });
+  return { ...batch, chunks: batch.chunks.map((c) => ({ ...c, hash: contentHash('m', c.text) })) };
+}
+
+async function written(format: OutputFormat, batch: EmbeddedBatch): Promise<{ dir: string; file: string }> {
+  const dir = join(root, `d${n++}`);
+  const writer = new DatasetWriter({ dir, format, metadata: {} });
+  const { file } = await writer.writeGroup([{ batchId: batch.batchId, batch }]);
+  return { dir, file };
+}
+
+describe('VectorIndex', () => {
+  for (const format of ['parquet', 'arrow'] as const) {
+    it(`answers each row's own vector from a ${format} file, a row at a time and then from the whole file`, async () => {
+      const batch = batchOf('g1', 500, 16, 3);
+      const { dir, file } = await written(format, batch);
+      const index = await VectorIndex.build(dir, [file], format);
+      expect(index.size).toBe(500);
+      // Rows scattered over the file: the first few are read alone, the rest from the file read once.
+      for (const row of [499, 0, 250, 3, 17, 498, 128, 1, 400, 42]) {
+        const hash = batch.chunks[row]!.hash;
+        expect(index.has(hash)).toBe(true);
+        expect(index.origin(hash)).toBe('dataset');
+        expect(await index.vector(hash)).toEqual(batch.vectors[row]);
+      }
+      expect(index.has('f'.repeat(64))).toBe(false);
+      expect(await index.vector('f'.repeat(64))).toBeUndefined();
+    });
+  }
+
+  it('keeps the vectors of rows committed last, and of vectors reused, in memory', async () => {
+    const first = batchOf('a', 50, 8, 1);
+    const { dir, file } = await written('parquet', first);
+    const index = await VectorIndex.build(dir, [file]);
+    const reusedHash = first.chunks[7]!.hash;
+    expect(await index.vector(reusedHash)).toEqual(first.vectors[7]);
+
+    const later = batchOf('b', 20, 8, 2);
+    const { file: laterFile, dir: laterDir } = await written('parquet', later);
+    index.addFile(
+      join('..', laterDir.split('/').at(-1)!, laterFile),
+      later.chunks.map((c) => c.hash),
+      later.vectors,
+    );
+    expect(index.origin(later.chunks[3]!.hash)).toBe('run');
+
+    // Neither file is there any more: both answers come from memory.
+    await rm(dir, { recursive: true });
+    await rm(laterDir, { recursive: true });
+    expect(await index.vector(reusedHash)).toEqual(first.vectors[7]);
+    for (const [row, chunk] of later.chunks.entries()) {
+      expect(await index.vector(chunk.hash)).toEqual(later.vectors[row]);
+    }
+  });
+});
