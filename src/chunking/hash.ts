@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 /**
  * The `content_hash` of a chunk: lowercase hex SHA-256 of UTF-8(model) + 0x00 + UTF-8(text).
@@ -10,7 +10,8 @@ import { createHash } from 'node:crypto';
  * invalidates every existing dataset's reuse, so treat it as a stable format.
  */
 export function contentHash(model: string, text: string): string {
-  return createHash('sha256').update(model, 'utf8').update('\0', 'utf8').update(text, 'utf8').digest('hex');
+  // One-shot hash of the joined string: the same bytes, ~3x cheaper than a Hash object per chunk.
+  return hash('sha256', `${model}\0${text}`, 'hex');
 }
 
 /**

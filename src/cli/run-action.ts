@@ -2,9 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
 import { readEnvironment } from '../config/env.js';
-import { loadJobFile } from '../config/job.js';
 import { type RunFlags, resolveRunSettings } from '../config/settings.js';
-import { EMULATOR_API_KEY, type RunningEmulator, startEmulator } from '../emulator/index.js';
+import type { RunningEmulator } from '../emulator/index.js';
 import {
   ExitCode,
   InterruptedError,
@@ -27,7 +26,8 @@ export interface RunCommandFlags extends RunFlags {
 
 export async function runAction(jobPath: string | undefined, flags: RunCommandFlags): Promise<void> {
   const env = readEnvironment();
-  const job = jobPath ? await loadJobFile(jobPath) : undefined;
+  // zod and the job schema load only for a job file.
+  const job = jobPath ? await (await import('../config/job.js')).loadJobFile(jobPath) : undefined;
   const settings = resolveRunSettings(flags, job, env);
   const logger = createLogger({ ...(env.logLevel ? { level: env.logLevel } : {}) });
 
@@ -35,6 +35,7 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
   let baseUrl = settings.baseUrl;
   let apiKey = env.apiKey;
   if (settings.emulator) {
+    const { EMULATOR_API_KEY, startEmulator } = await import('../emulator/index.js');
     emulator = await startEmulator({ recordRequests: false });
     baseUrl = emulator.baseUrl;
     apiKey = EMULATOR_API_KEY;
