@@ -44,27 +44,10 @@ export function encodeParquet(
   metadata: Record<string, string>,
   options: ParquetOptions = {},
 ): Uint8Array {
-  return parquetFromIpc(
-    partIpc(rows, metadata),
-    metadata,
-    options.compression ?? DEFAULT_PARQUET_COMPRESSION,
-  );
-}
-
-/** The rows as an Arrow IPC stream: what crosses to the encoding thread (one buffer, transferable). */
-export function partIpc(rows: PartRows, metadata: Record<string, string>): Uint8Array {
-  return tableToIPC(partTable(rows, metadata), 'stream');
-}
-
-/** An Arrow IPC stream (see partIpc) encoded as one Parquet file: the wasm half, on either thread. */
-export function parquetFromIpc(
-  ipc: Uint8Array,
-  metadata: Record<string, string>,
-  compression: ParquetCompression,
-): Uint8Array {
+  const ipc = tableToIPC(partTable(rows, metadata), 'stream');
   // writeParquet consumes (frees) both wasm objects, even when it throws; free them only if we
   // never get that far.
-  const props = writerProperties(metadata, compression);
+  const props = writerProperties(metadata, options.compression ?? DEFAULT_PARQUET_COMPRESSION);
   let table: pw.Table;
   try {
     table = pw.Table.fromIPCStream(ipc);
@@ -73,22 +56,6 @@ export function parquetFromIpc(
     throw error;
   }
   return pw.writeParquet(table, props);
-}
-
-export interface EncodedParquet {
-  readonly bytes: Uint8Array;
-  /** Rows in the encoded file's footer. */
-  readonly rows: number;
-}
-
-/** parquetFromIpc, and the row count its footer records: a file must hold every row it was given. */
-export async function encodeParquetIpc(
-  ipc: Uint8Array,
-  metadata: Record<string, string>,
-  compression: ParquetCompression,
-): Promise<EncodedParquet> {
-  const bytes = parquetFromIpc(ipc, metadata, compression);
-  return { bytes, rows: await parquetRowCount(bytes) };
 }
 
 /** Rows recorded in a Parquet file's footer (reads the footer only). */
