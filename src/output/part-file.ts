@@ -2,8 +2,10 @@
  * One part file: encode the rows (Parquet or Arrow IPC), check the encoded row count, and rename the
  * bytes into place atomically.
  *
- * It runs on the main thread: a worker thread for it was measured (throughput +1%, within noise, on
- * 2 cores that also run the emulator) and cost ~60 MB of RSS for its own isolate and wasm heap.
+ * It runs on the main thread. A worker thread for it was measured twice: throughput +1% (2026-11-21),
+ * then within noise over three interleaved runs (2026-11-23, C=8, B=128, 50 ms, on 2 cores that also
+ * run the emulator), while peak RSS on a 300 MB corpus rose from 447 to 707 MB (glibc arenas of the
+ * second thread; 517 MB with MALLOC_ARENA_MAX=2).
  */
 import { OutputError } from '../errors.js';
 import { arrowFileMetadata, arrowRowCount, encodeArrowIpcFile } from './arrow.js';
