@@ -14,14 +14,23 @@ const benches = [
   ['throughput.bench.mjs', '50', '4', '128'],
   ['throughput.bench.mjs', '50', '8', '128', 'prose'],
   ['throughput.bench.mjs', '50', '8', '128', 'multilingual'],
+  ['throughput.bench.mjs', '50', '8', '128', 'multilingual', { BENCH_MODEL: 'emu/embed-small' }],
   ['planner.bench.mjs'],
   ['compact.bench.mjs'],
   ['memory.bench.mjs'],
 ];
-for (const [file, ...args] of benches) {
-  console.log(`\n## ${file} ${args.join(' ')}`);
+for (const [file, ...rest] of benches) {
+  // A trailing object is extra environment for that benchmark.
+  const env = typeof rest.at(-1) === 'object' ? rest.pop() : {};
+  const args = rest;
+  console.log(
+    `\n## ${file} ${args.join(' ')} ${Object.entries(env)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`,
+  );
   const run = spawnSync(process.execPath, [new URL(file, import.meta.url).pathname, ...args], {
     stdio: 'inherit',
+    env: { ...process.env, ...env },
   });
   if (run.status !== 0) process.exitCode = 1;
 }

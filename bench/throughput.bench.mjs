@@ -6,9 +6,14 @@
 // multilingual: multilingual.mjs's hostile pieces (up to 1,000 code points, ~4 KB; one chunk each
 // in emu/embed-large's budget), emu/embed-large (1536 dims). BENCH_MODEL overrides the model.
 // Either corpus has BENCH_REQUESTS (default 400) × inputs-per-request documents.
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+//
+// For reference, a bare client then sends the same documents, one input each, with a p-limit pool
+// of C requests of B inputs (fetch, base64, JSON.parse; no planning, no files): what this machine
+// allows with the emulator on the same two cores.
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pLimit from 'p-limit';
 import { API_KEY, mb, runEmbedpipe, startGateway, writeJsonlCorpus } from './lib.mjs';
 import { writeMultilingualCorpus } from './multilingual.mjs';
 
@@ -68,6 +73,11 @@ try {
       `(embedding ${(summary.embeddingMs / 1000).toFixed(2)} s of ${(summary.elapsedMs / 1000).toFixed(2)} s); ` +
       `over the whole run (${(wallMs / 1000).toFixed(2)} s wall, spawn to exit) ${wallRate.toFixed(0)} vectors/s = ${pct(wallRate)}`,
   );
+  const bare = await bareClient(gateway.baseUrl, input);
+  console.log(
+    `  bare client (same documents, no planning, no files): ${bare.toFixed(0)} vectors/s = ${pct(bare)}; ` +
+      `embedpipe while embedding = ${((rate / bare) * 100).toFixed(0)}% of it`,
+  );
   if (summary.status !== 'done' || summary.failures > 0 || summary.rejects > 0) {
     console.log(
       `  note: status ${summary.status}, ${summary.rejects} rejected, ${summary.failures} failed chunks, ${summary.retries} retries`,
@@ -76,4 +86,33 @@ try {
 } finally {
   await gateway.stop();
   await rm(dir, { recursive: true, force: true });
+}
+
+/** Vectors per second of a plain p-limit pool sending the corpus's texts as they are. */
+async function bareClient(baseUrl, corpusPath) {
+  const texts = (await readFile(corpusPath, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line).text);
+  const limit = pLimit(concurrency);
+  const started = performance.now();
+  const requests = [];
+  for (let i = 0; i < texts.length; i += inputs) {
+    const input = texts.slice(i, i + inputs);
+    requests.push(
+      limit(async () => {
+        const response = await fetch(`${baseUrl}/embeddings`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model, input, encoding_format: 'base64' }),
+        });
+        const body = await response.json();
+        if (!response.ok) throw new Error(`bare client: ${response.status} ${JSON.stringify(body)}`);
+        for (const item of body.data) Buffer.from(item.embedding, 'base64');
+        return body.data.length;
+      }),
+    );
+  }
+  const vectors = (await Promise.all(requests)).reduce((a, b) => a + b, 0);
+  return vectors / ((performance.now() - started) / 1000);
 }

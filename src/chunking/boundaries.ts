@@ -37,7 +37,12 @@ export interface Piece {
  * holds some non-whitespace unless the whole range is whitespace (leading whitespace joins the
  * first piece). Lazy, because a 10 MB paragraph has millions of words.
  */
-export function* pieces(text: string, start: number, end: number, level: Level): Generator<Piece> {
+export function pieces(text: string, start: number, end: number, level: Level): Generator<Piece> {
+  return level === Level.word ? words(text, start, end) : separated(text, start, end, level);
+}
+
+/** `pieces` at the paragraph and sentence levels: cut after each match of the level's separator. */
+function* separated(text: string, start: number, end: number, level: Level): Generator<Piece> {
   const separator = new RegExp(SEPARATOR_SOURCES[level], 'gu');
   separator.lastIndex = start;
   let pieceStart = start;
@@ -48,6 +53,36 @@ export function* pieces(text: string, start: number, end: number, level: Level):
       yield { start: pieceStart, end: cut };
       pieceStart = cut;
     }
+  }
+  yield { start: pieceStart, end };
+}
+
+/**
+ * `pieces` at Level.word (separator `\s+`) without the regex: a scan with isSpace. A paragraph with
+ * no sentence end comes down to this level for every word, and the regex (its match strings, the
+ * unicode mode) made it the slowest path of the chunker.
+ */
+function* words(text: string, start: number, end: number): Generator<Piece> {
+  let pieceStart = start;
+  let sawNonSpace = false;
+  let i = start;
+  while (i < end) {
+    if (!isSpace(text.charCodeAt(i))) {
+      sawNonSpace = true;
+      i++;
+      continue;
+    }
+    // A run of whitespace: like the regex, it may run past `end`, and then there is no cut.
+    let runEnd = i + 1;
+    while (runEnd < text.length && isSpace(text.charCodeAt(runEnd))) runEnd++;
+    if (runEnd >= end) break;
+    // Leading whitespace (nothing else since the piece started) joins the next piece.
+    if (sawNonSpace) {
+      yield { start: pieceStart, end: runEnd };
+      pieceStart = runEnd;
+      sawNonSpace = false;
+    }
+    i = runEnd;
   }
   yield { start: pieceStart, end };
 }
@@ -75,6 +110,8 @@ export function isClassBoundary(text: string, i: number): boolean {
 
 /** True for the characters JavaScript's `\s` matches (and `trimEnd` removes). */
 export function isSpace(code: number): boolean {
+  // ASCII first: nearly every character a chunker looks at.
+  if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
   return (
     code === 0x20 ||
     (code >= 0x09 && code <= 0x0d) ||

@@ -51,6 +51,7 @@ class VectorCache {
     }
     this.#vectors.set(hash, vector);
     this.#bytes += vector.byteLength;
+    if (this.#bytes <= CACHE_BYTES) return;
     for (const [oldest, evicted] of this.#vectors) {
       if (this.#bytes <= CACHE_BYTES) break;
       this.#vectors.delete(oldest);
@@ -65,7 +66,16 @@ const ROWS = 2 ** 26;
 /** Hex digits of the key. */
 const KEY_DIGITS = 13;
 
-const keyOf = (hash: string): number => Number.parseInt(hash.slice(0, KEY_DIGITS), 16);
+/** The hash's first KEY_DIGITS hex digits as a number (read per character: no substring per row). */
+function keyOf(hash: string): number {
+  let key = 0;
+  for (let i = 0; i < KEY_DIGITS; i++) {
+    const digit = HEX[hash.charCodeAt(i)] ?? -1;
+    if (digit < 0) return Number.parseInt(hash.slice(0, KEY_DIGITS), 16);
+    key = key * 16 + digit;
+  }
+  return key;
+}
 
 /** Hex digit values by character code; -1 for any other character. */
 const HEX = new Int8Array(256).fill(-1);
