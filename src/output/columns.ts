@@ -6,20 +6,44 @@ import { OutputError } from '../errors.js';
 import { messageOf } from './fs-errors.js';
 import type { OutputFormat } from './part-file.js';
 
-/** `rows`: only those rows (Parquet decodes only the pages holding them). */
 export async function readColumns(
   path: string,
   format: OutputFormat,
   columns: readonly string[],
-  rows?: { readonly offset: number; readonly limit: number },
 ): Promise<Table> {
-  try {
+  return guarded(path, columns, async () => columnsOf(await readFile(path), format, columns));
+}
+
+/** Single rows of a file (the file read once; Parquet decodes only the pages holding each row). */
+export async function readRowsOf(
+  path: string,
+  format: OutputFormat,
+  columns: readonly string[],
+  rows: readonly number[],
+): Promise<Table[]> {
+  return guarded(path, columns, async () => {
     const bytes = await readFile(path);
-    if (format === 'parquet') {
-      return tableFromIPC(pw.readParquet(bytes, { columns: [...columns], ...rows }).intoIPCStream());
-    }
-    const table = tableFromIPC(bytes).select([...columns]);
-    return rows ? table.slice(rows.offset, rows.offset + rows.limit) : table;
+    return rows.map((offset) => columnsOf(bytes, format, columns, { offset, limit: 1 }));
+  });
+}
+
+function columnsOf(
+  bytes: Buffer,
+  format: OutputFormat,
+  columns: readonly string[],
+  rows?: { offset: number; limit: number },
+): Table {
+  if (format === 'parquet') {
+    return tableFromIPC(pw.readParquet(bytes, { columns: [...columns], ...rows }).intoIPCStream());
+  }
+  const table = tableFromIPC(bytes).select([...columns]);
+  return rows ? table.slice(rows.offset, rows.offset + rows.limit) : table;
+}
+
+/** Any failure as an OutputError naming the file and the columns. */
+async function guarded<T>(path: string, columns: readonly string[], read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
   } catch (error) {
     throw new OutputError(`cannot read ${columns.join(', ')} from ${path}: ${messageOf(error)}`, {
       cause: error,

@@ -11,7 +11,7 @@
  */
 import { join } from 'node:path';
 import type { FixedSizeList, Float32, Vector } from 'apache-arrow';
-import { plainUtf8, readColumns } from './columns.js';
+import { plainUtf8, readColumns, readRowsOf } from './columns.js';
 import type { OutputFormat } from './part-file.js';
 import { HASH_COLUMN } from './table.js';
 
@@ -26,8 +26,12 @@ const CACHED_FILES = 2;
  */
 const CACHE_BYTES = 8 * 2 ** 20;
 
-/** Single-row reads of a file before the whole file is read (and kept among CACHED_FILES). */
-const ROW_READS_BEFORE_FILE = 4;
+/**
+ * Rows of one file asked for at once from which the whole file is read (and kept among
+ * CACHED_FILES): a re-chunked dataset reusing its rows in order. Fewer are read alone, each ~6x
+ * cheaper than the file: duplicates here and there.
+ */
+const ROWS_FOR_WHOLE_FILE = 4;
 
 /** Vectors by hash within a byte budget; the least recently used go first. */
 class VectorCache {
@@ -127,8 +131,6 @@ export class VectorIndex {
   readonly #cache = new Map<number, CachedFile>();
   readonly #recent = new VectorCache();
   readonly #reused = new VectorCache();
-  /** Single rows read per file not cached whole. */
-  readonly #rowReads = new Map<number, number>();
 
   private constructor(dir: string, files: readonly string[], format: OutputFormat) {
     this.#dir = dir;
@@ -198,63 +200,72 @@ export class VectorIndex {
 
   /** The vector stored for `hash`, or undefined. Callers never write to it (it may be shared). */
   async vector(hash: string): Promise<Float32Array | undefined> {
-    const kept = this.#reused.get(hash) ?? this.#recent.get(hash);
-    if (kept) {
-      this.#reused.set(hash, kept);
-      return kept;
+    return (await this.vectors([hash]))[0];
+  }
+
+  /** The vectors stored for `hashes` (undefined where none), the rows of each file read together. */
+  async vectors(hashes: readonly string[]): Promise<(Float32Array | undefined)[]> {
+    const found = new Array<Float32Array | undefined>(hashes.length);
+    const byFile = new Map<number, { position: number; row: number }[]>();
+    for (const [position, hash] of hashes.entries()) {
+      const kept = this.#reused.get(hash) ?? this.#recent.get(hash);
+      if (kept) {
+        this.#reused.set(hash, kept);
+        found[position] = kept;
+        continue;
+      }
+      const location = this.#rows.get(keyOf(hash));
+      if (location === undefined) continue;
+      const file = Math.floor(location / ROWS);
+      let rows = byFile.get(file);
+      if (!rows) byFile.set(file, (rows = []));
+      rows.push({ position, row: location % ROWS });
     }
-    const found = await this.#read(hash);
-    if (found) this.#reused.set(hash, found);
+    for (const [file, rows] of byFile) {
+      const cached =
+        this.#cache.get(file) ?? (rows.length >= ROWS_FOR_WHOLE_FILE ? await this.#cached(file) : undefined);
+      const vectors = cached
+        ? rows.map(({ row, position }) => vectorOf(cached, row, hashes[position]!))
+        : await this.#readRows(
+            file,
+            rows.map(({ row, position }) => ({ row, hash: hashes[position]! })),
+          );
+      rows.forEach(({ position }, i) => {
+        const vector = vectors[i];
+        if (vector) this.#reused.set(hashes[position]!, vector);
+        found[position] = vector;
+      });
+    }
     return found;
   }
 
-  /** A copy of the vector stored for `hash` in the files, or undefined. */
-  async #read(hash: string): Promise<Float32Array | undefined> {
-    const location = this.#rows.get(keyOf(hash));
-    if (location === undefined) return undefined;
-    const file = Math.floor(location / ROWS);
-    const row = location % ROWS;
-    let cached = this.#cache.get(file);
-    if (!cached) {
-      // A row or two of a file (duplicates here and there) is read alone, ~6x cheaper than the file;
-      // many rows (a re-chunked dataset reusing its old rows in order) read the file once.
-      const reads = (this.#rowReads.get(file) ?? 0) + 1;
-      if (reads <= ROW_READS_BEFORE_FILE) {
-        this.#rowReads.set(file, reads);
-        return this.#readRow(file, row, hash);
-      }
-      cached = await this.#load(file);
-      if (!cached) return undefined;
-      this.#cache.set(file, cached);
-      if (this.#cache.size > CACHED_FILES) this.#cache.delete(this.#cache.keys().next().value!);
-    }
-    const { batches, dims, hashes } = cached;
-    let at = batches.length - 1;
-    while (at > 0 && batches[at]!.first > row) at--;
-    const batch = batches[at];
-    if (batch === undefined || row - batch.first >= batch.rows) return undefined;
-    const i = row - batch.first;
-    // Only this row's hash is decoded: another text with the same 52-bit prefix is not reusable.
-    const stored = batch.hashes
-      ? batch.hashes.bytes.toString('utf8', batch.hashes.offsets[i], batch.hashes.offsets[i + 1])
-      : String(hashes.get(row));
-    if (stored !== hash) return undefined;
-    // A copy: the caller keeps it past this file's stay in the cache.
-    return batch.vectors.slice(i * dims, (i + 1) * dims);
+  /** The file's vectors, read whole and kept among the last CACHED_FILES. */
+  async #cached(file: number): Promise<CachedFile | undefined> {
+    const cached = await this.#load(file);
+    if (!cached) return undefined;
+    this.#cache.set(file, cached);
+    if (this.#cache.size > CACHED_FILES) this.#cache.delete(this.#cache.keys().next().value!);
+    return cached;
   }
 
-  /** Row `row` of `file`, read alone; undefined when it holds another hash. */
-  async #readRow(file: number, row: number, hash: string): Promise<Float32Array | undefined> {
-    const table = await readColumns(
+  /** Rows of `file`, each read alone (the file's bytes once); undefined where a row holds another hash. */
+  async #readRows(
+    file: number,
+    rows: readonly { row: number; hash: string }[],
+  ): Promise<(Float32Array | undefined)[]> {
+    const tables = await readRowsOf(
       join(this.#dir, this.#files[file]!),
       this.#format,
       ['embedding', HASH_COLUMN],
-      { offset: row, limit: 1 },
+      rows.map(({ row }) => row),
     );
-    if (table.numRows !== 1 || String(table.getChild(HASH_COLUMN)?.get(0)) !== hash) return undefined;
-    // One row: `get` resolves the slice's offsets, whatever the reader left in them.
-    const vector = table.getChild('embedding')?.get(0) as Vector<Float32> | null | undefined;
-    return vector ? Float32Array.from(vector.toArray() as Float32Array) : undefined;
+    return tables.map((table, i) => {
+      if (table.numRows !== 1 || String(table.getChild(HASH_COLUMN)?.get(0)) !== rows[i]!.hash)
+        return undefined;
+      // One row: `get` resolves the slice's offsets, whatever the reader left in them.
+      const vector = table.getChild('embedding')?.get(0) as Vector<Float32> | null | undefined;
+      return vector ? Float32Array.from(vector.toArray() as Float32Array) : undefined;
+    });
   }
 
   /** The vectors and hashes of a file, as views of the columns read. */
@@ -283,4 +294,21 @@ export class VectorIndex {
     });
     return { batches, dims, hashes };
   }
+}
+
+/** Row `row` of a cached file: a copy of its vector, or undefined when it holds another hash. */
+function vectorOf(cached: CachedFile, row: number, hash: string): Float32Array | undefined {
+  const { batches, dims, hashes } = cached;
+  let at = batches.length - 1;
+  while (at > 0 && batches[at]!.first > row) at--;
+  const batch = batches[at];
+  if (batch === undefined || row - batch.first >= batch.rows) return undefined;
+  const i = row - batch.first;
+  // Only this row's hash is decoded: another text with the same 52-bit prefix is not reusable.
+  const stored = batch.hashes
+    ? batch.hashes.bytes.toString('utf8', batch.hashes.offsets[i], batch.hashes.offsets[i + 1])
+    : String(hashes.get(row));
+  if (stored !== hash) return undefined;
+  // A copy: the caller keeps it past this file's stay in the cache.
+  return batch.vectors.slice(i * dims, (i + 1) * dims);
 }

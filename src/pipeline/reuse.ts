@@ -49,10 +49,16 @@ export class ReusingEmbedder {
       for (const hash of firstOf.keys()) this.#inFlight.delete(hash);
     };
     try {
+      // A chunk another batch re-planned is sent as planned and dropped at commit (see RunSizing).
+      const isStale = (chunk: Chunk) => sizing.isStale(chunk, batch.batchId);
+      // Stored vectors in one lookup (the index reads each file's rows together); from here on the
+      // loop does not wait, so no other batch can take a text in flight between check and claim.
+      const candidates = batch.chunks.filter((chunk) => !isStale(chunk) && index.has(chunk.hash));
+      const found = await index.vectors(candidates.map((chunk) => chunk.hash));
+      const storedOf = new Map(candidates.map((chunk, i) => [chunk, found[i]]));
       for (const chunk of batch.chunks) {
-        // A chunk another batch re-planned is sent as planned and dropped at commit (see RunSizing).
-        const stale = sizing.isStale(chunk, batch.batchId);
-        const stored = !stale && index.has(chunk.hash) ? await index.vector(chunk.hash) : undefined;
+        const stale = isStale(chunk);
+        const stored = stale ? undefined : storedOf.get(chunk);
         if (stored) {
           vectors.set(chunk, stored);
           if (index.origin(chunk.hash) === 'run') stats.chunksDeduplicated += 1;
@@ -67,8 +73,8 @@ export class ReusingEmbedder {
         else {
           if (!stale) {
             firstOf.set(chunk.hash, chunk);
-            // In flight from here on, before this loop awaits a stored vector: a batch planned
-            // meanwhile waits for this answer instead of sending the text too.
+            // In flight from here on: a batch planned meanwhile waits for this answer instead of
+            // sending the text too.
             this.#inFlight.set(chunk.hash, answering);
           }
           toSend.push(chunk);

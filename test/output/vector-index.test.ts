@@ -32,18 +32,24 @@ async function written(format: OutputFormat, batch: EmbeddedBatch): Promise<{ di
 
 describe('VectorIndex', () => {
   for (const format of ['parquet', 'arrow'] as const) {
-    it(`answers each row's own vector from a ${format} file, a row at a time and then from the whole file`, async () => {
+    it(`answers each row's own vector from a ${format} file, read alone or with the whole file`, async () => {
       const batch = batchOf('g1', 500, 16, 3);
       const { dir, file } = await written(format, batch);
       const index = await VectorIndex.build(dir, [file], format);
       expect(index.size).toBe(500);
-      // Rows scattered over the file: the first few are read alone, the rest from the file read once.
+      // One row at a time: each read alone.
       for (const row of [499, 0, 250, 3, 17, 498, 128, 1, 400, 42]) {
         const hash = batch.chunks[row]!.hash;
         expect(index.has(hash)).toBe(true);
         expect(index.origin(hash)).toBe('dataset');
         expect(await index.vector(hash)).toEqual(batch.vectors[row]);
       }
+      // Many rows of one file at once: the file read whole; unknown hashes answer undefined.
+      const missing = 'f'.repeat(64);
+      const asked = [...batch.chunks.map((c) => c.hash).reverse(), missing];
+      const vectors = await index.vectors(asked);
+      expect(vectors.at(-1)).toBeUndefined();
+      expect(vectors.slice(0, -1)).toEqual([...batch.vectors].reverse());
       expect(index.has('f'.repeat(64))).toBe(false);
       expect(await index.vector('f'.repeat(64))).toBeUndefined();
     });
