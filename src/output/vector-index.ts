@@ -217,8 +217,8 @@ export class VectorIndex {
       const location = this.#rows.get(keyOf(hash));
       if (location === undefined) continue;
       const file = Math.floor(location / ROWS);
-      let rows = byFile.get(file);
-      if (!rows) byFile.set(file, (rows = []));
+      const rows = byFile.get(file) ?? [];
+      if (rows.length === 0) byFile.set(file, rows);
       rows.push({ position, row: location % ROWS });
     }
     for (const [file, rows] of byFile) {
