@@ -5,13 +5,15 @@
  * vectors are read when one of its rows is reused, and the last few files are kept.
  *
  * The index holds millions of rows, so it is keyed by the hash's first 52 bits as a number and
- * locates a row as one number too (a Map of numbers is several times smaller and faster than one
- * of 64-character strings). A 52-bit prefix may collide: `vector` checks the row's full hash and
+ * locates a row as one number too, in a NumberTable (16 bytes a slot; a Map of 64-character strings
+ * took several times more, a Map of numbers ~70 bytes a row). A 52-bit prefix may collide: `vector` checks the row's full hash and
  * answers undefined (not reusable, so the text is sent) when it is another text's.
  */
+import { hash as digest } from 'node:crypto';
 import { join } from 'node:path';
 import type { FixedSizeList, Float32, Vector } from 'apache-arrow';
 import { plainUtf8, readColumns, readRowsOf } from './columns.js';
+import { NumberTable } from './number-table.js';
 import type { OutputFormat } from './part-file.js';
 import { HASH_COLUMN } from './table.js';
 
@@ -75,11 +77,14 @@ function keyOf(hash: string): number {
   let key = 0;
   for (let i = 0; i < KEY_DIGITS; i++) {
     const digit = HEX[hash.charCodeAt(i)] ?? -1;
-    if (digit < 0) return Number.parseInt(hash.slice(0, KEY_DIGITS), 16);
+    if (digit < 0) return i === hash.length && i > 0 ? key : keyOf(sha256Hex(hash));
     key = key * 16 + digit;
   }
   return key;
 }
+
+/** A value that is not a hex hash (never written by embedpipe) is keyed by a hash of it. */
+const sha256Hex = (text: string): string => digest('sha256', text, 'hex');
 
 /** Hex digit values by character code; -1 for any other character. */
 const HEX = new Int8Array(256).fill(-1);
@@ -127,7 +132,7 @@ export class VectorIndex {
   /** Files indexed by build(); later ones were added by addFile (rows this run wrote). */
   readonly #built: number;
   /** Hash prefix → file × ROWS + row. */
-  readonly #rows = new Map<number, number>();
+  readonly #rows = new NumberTable();
   readonly #cache = new Map<number, CachedFile>();
   readonly #recent = new VectorCache();
   readonly #reused = new VectorCache();
@@ -179,7 +184,7 @@ export class VectorIndex {
   }
 
   #addKey(key: number, file: number, row: number): void {
-    if (!this.#rows.has(key)) this.#rows.set(key, file * ROWS + row);
+    this.#rows.add(key, file * ROWS + row);
   }
 
   /** Whether the hash's vector was in the files the index was built from, or added since. */
