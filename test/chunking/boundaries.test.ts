@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isSpace, Level, type Piece, pieces } from '../../src/chunking/boundaries.js';
+import { seeded } from '../helpers/corpus.js';
 
 /** Word pieces as the regex defines them (what the scan replaced). */
 function regexWords(text: string, start: number, end: number): Piece[] {
@@ -57,11 +58,7 @@ const ALPHABET = [
 
 describe('word pieces', () => {
   it('cut where the regex \\s+ cuts, on 20,000 random hostile texts and ranges', () => {
-    let seed = 7;
-    const random = () => {
-      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-      return seed / 2 ** 32;
-    };
+    const random = seeded(7);
     for (let t = 0; t < 20_000; t++) {
       let text = '';
       const length = Math.floor(random() * 30);

@@ -1,14 +1,11 @@
 /** NumberTable against a Map, through growth, with keys like the vector index's (52-bit hash prefixes). */
 import { describe, expect, it } from 'vitest';
 import { NumberTable } from '../../src/output/number-table.js';
+import { seeded } from '../helpers/corpus.js';
 
 describe('NumberTable', () => {
   it('answers as a Map does for 200,000 random 52-bit keys, duplicates and misses included', () => {
-    let seed = 11;
-    const random = () => {
-      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-      return seed / 2 ** 32;
-    };
+    const random = seeded(11);
     const key52 = () => Math.floor(random() * 2 ** 20) * 2 ** 32 + Math.floor(random() * 2 ** 32);
     const table = new NumberTable();
     const map = new Map<number, number>();
