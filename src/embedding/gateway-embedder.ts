@@ -180,6 +180,8 @@ export class GatewayEmbedder {
     }
     await this.#embedGroup(chunks, outcome, signal);
     this.#refuseUniformRejection(outcome);
+    // Counted once the batch's failures are final: a re-plan may have dropped some along the way.
+    this.#options.stats.chunkFailures += outcome.failures.length;
     return outcome.result();
   }
 
@@ -195,7 +197,6 @@ export class GatewayEmbedder {
     if (outcome.chunks.length > 0 || failures.length < 2 || last === undefined) return;
     const status = failures[0]!.status;
     if (status === undefined || failures.some((f) => f.status !== status)) return;
-    this.#options.stats.chunkFailures -= failures.length;
     throw new BatchFailedError(outcome.batch.batchId, last);
   }
 
@@ -274,7 +275,6 @@ export class GatewayEmbedder {
       }
       outcome.fail(chunk, error.message, error.status);
       outcome.lastRejection = error;
-      this.#options.stats.chunkFailures += 1;
       return;
     }
     const redo = sizing.learn(chunks, result.usage?.promptTokens);
@@ -291,7 +291,6 @@ export class GatewayEmbedder {
           chunk,
           "the gateway may have truncated this chunk, and re-planning its document did not make it fit the gateway's token count",
         );
-        this.#options.stats.chunkFailures += 1;
       }
     }
   }
@@ -334,7 +333,6 @@ export class GatewayEmbedder {
       }
       if (!(url instanceof ImageUnavailableError)) throw url;
       outcome.fail(chunk, url.message);
-      this.#options.stats.chunkFailures += 1;
     });
     return { chunks: sent, input };
   }

@@ -19,8 +19,8 @@ export const REJECTS_FILE = '_rejects.jsonl';
 export const FAILURES_FILE = '_failures.jsonl';
 /** How the gateway counts tokens, as the dataset's runs learned it (pipeline/calibrate.ts); carried to new versions. */
 export const CALIBRATION_FILE = '_calibration.json';
-/** The side files' names before the rename (a dataset of the previous version). */
-const LEGACY_NAMES = { [REJECTS_FILE]: 'rejects.jsonl', [FAILURES_FILE]: 'failures.jsonl' } as const;
+/** The side files' names before the rename (a dataset of an earlier version; replaced when written again). */
+export const LEGACY_NAMES = { [REJECTS_FILE]: 'rejects.jsonl', [FAILURES_FILE]: 'failures.jsonl' } as const;
 
 /** The side file `name` of output folder `dir`; closing it also removes the file's old name. */
 export function sideFile(dir: string, name: typeof REJECTS_FILE | typeof FAILURES_FILE): JsonlFile {

@@ -32,7 +32,7 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { OutputError, outputFolderError } from '../errors.js';
 import { isNotFound, messageOf } from './fs-errors.js';
-import { CALIBRATION_FILE } from './jsonl.js';
+import { CALIBRATION_FILE, LEGACY_NAMES } from './jsonl.js';
 import { LEGACY_MANIFEST_FILE, type Manifest, type ManifestV1, readManifest } from './manifest.js';
 
 export const VERSIONS_SUFFIX = '.versions';
@@ -250,6 +250,8 @@ function versionName(n: number): string {
   return `v${String(n).padStart(6, '0')}`;
 }
 
+const LEGACY_SIDE_FILES: ReadonlySet<string> = new Set(Object.values(LEGACY_NAMES));
+
 /**
  * Files an embedpipe dataset folder holds: data files, side files (a leading `_`, as `_manifest.json`,
  * or the names earlier versions used), and temp files (a leading `.`).
@@ -258,8 +260,7 @@ function isDatasetFile(name: string): boolean {
   return (
     /\.(parquet|arrow)$/.test(name) ||
     name === LEGACY_MANIFEST_FILE ||
-    name === 'rejects.jsonl' ||
-    name === 'failures.jsonl' ||
+    LEGACY_SIDE_FILES.has(name) ||
     name.startsWith('_') ||
     name.startsWith('.')
   );

@@ -94,9 +94,10 @@ describe('GatewayEmbedder', () => {
     const long = 'word '.repeat(6000);
     const batch = plannedBatch(sizing, model, { short: 'fits easily', long });
     expect(batch.chunks.map((c) => c.documentId)).toEqual(['short', 'long']);
-    const { instance } = embedder({ model, sizing });
+    const { instance, stats } = embedder({ model, sizing });
     const result = await instance.embedBatch(batch, signal);
     expect(result.failures).toEqual([]);
+    expect(stats.chunkFailures).toBe(0);
     expect(result.replanned).toEqual(['long']);
     const pieces = result.chunks.filter((c) => c.documentId === 'long');
     expect(pieces.length).toBeGreaterThan(1);
