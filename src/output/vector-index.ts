@@ -16,6 +16,7 @@ import { plainUtf8, readColumns, readRowsOf } from './columns.js';
 import { NumberTable } from './number-table.js';
 import type { OutputFormat } from './part-file.js';
 import { HASH_COLUMN } from './table.js';
+import { VectorCache } from './vector-cache.js';
 
 /** Files whose vectors are kept in memory at once. */
 const CACHED_FILES = 2;
@@ -34,37 +35,6 @@ const CACHE_BYTES = 8 * 2 ** 20;
  * cheaper than the file: duplicates here and there.
  */
 const ROWS_FOR_WHOLE_FILE = 4;
-
-/** Vectors by hash within a byte budget; the least recently used go first. */
-class VectorCache {
-  readonly #vectors = new Map<string, Float32Array>();
-  #bytes = 0;
-
-  get(hash: string): Float32Array | undefined {
-    const vector = this.#vectors.get(hash);
-    if (vector) {
-      this.#vectors.delete(hash);
-      this.#vectors.set(hash, vector);
-    }
-    return vector;
-  }
-
-  set(hash: string, vector: Float32Array): void {
-    const old = this.#vectors.get(hash);
-    if (old) {
-      this.#vectors.delete(hash);
-      this.#bytes -= old.byteLength;
-    }
-    this.#vectors.set(hash, vector);
-    this.#bytes += vector.byteLength;
-    if (this.#bytes <= CACHE_BYTES) return;
-    for (const [oldest, evicted] of this.#vectors) {
-      if (this.#bytes <= CACHE_BYTES) break;
-      this.#vectors.delete(oldest);
-      this.#bytes -= evicted.byteLength;
-    }
-  }
-}
 
 /** Rows per file a location can address: file × ROWS + row stays below 2^53. */
 const ROWS = 2 ** 26;
@@ -134,8 +104,8 @@ export class VectorIndex {
   /** Hash prefix → file × ROWS + row. */
   readonly #rows = new NumberTable();
   readonly #cache = new Map<number, CachedFile>();
-  readonly #recent = new VectorCache();
-  readonly #reused = new VectorCache();
+  readonly #recent = new VectorCache(CACHE_BYTES);
+  readonly #reused = new VectorCache(CACHE_BYTES);
 
   private constructor(dir: string, files: readonly string[], format: OutputFormat) {
     this.#dir = dir;
