@@ -1,13 +1,15 @@
 /**
  * The vectors a dataset folder already holds, by `content_hash` (model + exact chunk text): a run
  * whose plan changed (another version's chunking, other request limits, a changed corpus) reuses
- * them instead of paying for the same text again. Only the hash column is read up front; a file's
- * vectors are read when one of its rows is reused, and the last few files are kept.
+ * them instead of paying for the same text again, and a run's own duplicates are sent once. Only
+ * the hash column is read up front; vectors are read when reused (a row alone, or a file whose rows
+ * are wanted together), and the last few files, the last rows committed and the vectors reused are
+ * kept.
  *
  * The index holds millions of rows, so it is keyed by the hash's first 52 bits as a number and
  * locates a row as one number too, in a NumberTable (16 bytes a slot; a Map of 64-character strings
- * took several times more, a Map of numbers ~70 bytes a row). A 52-bit prefix may collide: `vector` checks the row's full hash and
- * answers undefined (not reusable, so the text is sent) when it is another text's.
+ * took several times more, a Map of numbers ~70 bytes a row). A 52-bit prefix may collide: a row's
+ * full hash is checked, and another text's row answers undefined (not reusable: the text is sent).
  */
 import { hash as digest } from 'node:crypto';
 import { join } from 'node:path';
