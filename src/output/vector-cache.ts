@@ -20,9 +20,9 @@ export class VectorCache {
     return this.#entries.size;
   }
 
-  /** Places in the order queue, live or stale (bounded by about twice the entries). */
+  /** Places the order queue holds, evicted, stale or live (bounded by a few times the entries). */
   get queued(): number {
-    return this.#queue.length - this.#head;
+    return this.#queue.length;
   }
 
   get(hash: string): Float32Array | undefined {
@@ -51,8 +51,19 @@ export class VectorCache {
     this.#entries.set(hash, { vector, stamp });
     this.#queue.push({ hash, stamp });
     this.#bytes += vector.byteLength;
-    // Stale and evicted places are dropped once they outnumber the live ones (a few hot hashes
-    // used again and again would otherwise grow the queue without end).
+    this.#compact();
+  }
+
+  /**
+   * Drops the places already evicted once they are half the queue, and the stale ones once they
+   * outnumber the live ones: otherwise the queue (and the hashes it holds) grows with every row
+   * committed, or with every use of a few hot entries.
+   */
+  #compact(): void {
+    if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+      this.#queue.splice(0, this.#head);
+      this.#head = 0;
+    }
     if (this.#queue.length - this.#head > 2 * this.#entries.size + 1024) {
       this.#queue = this.#queue
         .slice(this.#head)
