@@ -4,9 +4,8 @@
  * an input whose every row is rejected (2), a job file with several problems (2, every one listed),
  * and a dry run on a finished output (says a re-run sends nothing).
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -18,15 +17,15 @@ import {
 import { ExitCode } from '../../src/errors.js';
 import { REJECTS_FILE } from '../../src/output/index.js';
 import { runArgs, runCli } from '../helpers/cli.js';
+import { tempFolder } from '../helpers/temp.js';
 
 let emulator: RunningEmulator;
-let dir: string;
+const dir = await tempFolder('embedpipe-exit-');
 /** A local port nothing listens on: connecting is refused at once. */
 let closedUrl: string;
 
 beforeAll(async () => {
   emulator = await startEmulator({ recordRequests: false });
-  dir = await mkdtemp(join(tmpdir(), 'embedpipe-exit-'));
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };

@@ -1,5 +1,4 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/config/defaults.js';
@@ -7,6 +6,9 @@ import { readEnvironment } from '../../src/config/env.js';
 import { loadJobFile, parseJob } from '../../src/config/job.js';
 import { resolveRunSettings } from '../../src/config/settings.js';
 import { ConfigError, UsageError } from '../../src/errors.js';
+import { tempFolder } from '../helpers/temp.js';
+
+const folder = await tempFolder('embedpipe-job-');
 
 describe('job files', () => {
   it('loads the shipped demo and nightly jobs', async () => {
@@ -30,7 +32,7 @@ describe('job files', () => {
 
   it('says when the file is missing or not JSON', async () => {
     await expect(loadJobFile('jobs/nope.json')).rejects.toThrow(/job file not found: jobs\/nope\.json/);
-    const dir = await mkdtemp(join(tmpdir(), 'embedpipe-job-'));
+    const dir = await mkdtemp(join(folder, 'embedpipe-job-'));
     await writeFile(join(dir, 'bad.json'), '{ nope');
     await expect(loadJobFile(join(dir, 'bad.json'))).rejects.toThrow(UsageError);
   });

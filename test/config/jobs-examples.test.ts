@@ -4,12 +4,14 @@
  * disk reports every problem with its path.
  */
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { jobFileSchema, loadJobFile } from '../../src/config/job.js';
 import { ConfigError } from '../../src/errors.js';
+import { tempFolder } from '../helpers/temp.js';
+
+const folder = await tempFolder('embedpipe-jobs-');
 
 const JOBS = resolve('jobs');
 const SCHEMA_FILE = 'job.schema.json';
@@ -73,7 +75,7 @@ describe('jobs/job.schema.json', () => {
 
 describe('a broken job file on disk', () => {
   it('reports all three problems, each naming the file and the field path, nested ones in full', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'embedpipe-jobs-'));
+    const dir = await mkdtemp(join(folder, 'embedpipe-jobs-'));
     const file = join(dir, 'broken.json');
     await writeFile(
       file,

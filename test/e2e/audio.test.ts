@@ -3,8 +3,7 @@
  * written here, the dataset read back by DuckDB and every vector compared with the emulator's vector
  * of the transcript's chunk text; the transcripts read back from `_transcripts.jsonl`.
  */
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,6 +16,7 @@ import { transcriptOf } from '../../src/emulator/transcription.js';
 import { mp3, wav } from '../helpers/audio.js';
 import { runArgs, runCli } from '../helpers/cli.js';
 import { query, readDataset, sqlString } from '../helpers/duckdb.js';
+import { tempFolder } from '../helpers/temp.js';
 
 const MODEL = 'emu/embed-small'; // 384 dims
 const DIMS = 384;
@@ -24,11 +24,10 @@ const STT = 'emu/whisper-tiny'; // $0.0001 per second
 const PRICE_PER_SECOND = 0.0001;
 
 let emulator: RunningEmulator;
-let root: string;
+const root = await tempFolder('embedpipe-audio-');
 
 beforeAll(async () => {
   emulator = await startEmulator();
-  root = await mkdtemp(join(tmpdir(), 'embedpipe-audio-'));
 });
 afterAll(async () => {
   await emulator.close();

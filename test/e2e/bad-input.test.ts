@@ -1,15 +1,12 @@
 /** The built CLI refusing what it used to accept silently: clear text keys, empty input, gzip read. */
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runArgs, runCli } from '../helpers/cli.js';
+import { tempFolder } from '../helpers/temp.js';
 
-let root: string;
-beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'embedpipe-bad-input-'));
-});
+const root = await tempFolder('embedpipe-bad-input-');
 
 describe('embedpipe run refuses', () => {
   it('plain HTTP to a remote host (exit 2), naming --allow-insecure-http', async () => {

@@ -1,6 +1,5 @@
 /** The gateway commands as a user runs them: built CLI, keys from the environment, emulator over HTTP. */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -11,13 +10,13 @@ import {
   startEmulator,
 } from '../../src/emulator/index.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
+import { tempFolder } from '../helpers/temp.js';
 
 let emulator: RunningEmulator;
-let dir: string;
+const dir = await tempFolder('embedpipe-cli-');
 
 beforeAll(async () => {
   emulator = await startEmulator({ members: 237 });
-  dir = await mkdtemp(join(tmpdir(), 'embedpipe-cli-'));
 });
 afterAll(async () => {
   await emulator.close();

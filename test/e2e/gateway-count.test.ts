@@ -4,8 +4,7 @@
  * over-long input silently and one that rejects it: no stored vector is of a cut text, every
  * document's rows spell its text and are numbered 0..k-1, and the summary says what budget was used.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,6 +16,7 @@ import {
 } from '../../src/emulator/index.js';
 import { runCli } from '../helpers/cli.js';
 import { type DatasetRow, readDataset } from '../helpers/duckdb.js';
+import { tempFolder } from '../helpers/temp.js';
 
 const WORDS =
   'the pipeline reads documents and splits them into chunks that fit the model while a gateway answers with vectors for every batch of inputs'.split(
@@ -67,7 +67,7 @@ function multilingualCorpus(): Map<string, string> {
 }
 
 let emulator: RunningEmulator;
-let root: string;
+const root = await tempFolder('embedpipe-count-');
 
 const REJECTING = {
   id: 'emu/reject-512',
@@ -80,7 +80,6 @@ const REJECTING = {
 
 beforeAll(async () => {
   emulator = await startEmulator({ models: [...DEFAULT_EMBEDDING_MODELS, REJECTING] });
-  root = await mkdtemp(join(tmpdir(), 'embedpipe-count-'));
 });
 afterAll(async () => {
   await emulator.close();

@@ -3,8 +3,7 @@
  * dataset read back by DuckDB and every vector compared with the emulator's vector of the very
  * block that was sent (caption + image as one joint embedding).
  */
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { imageContentHash } from '../../src/chunking/index.js';
@@ -19,16 +18,16 @@ import type { ContentPart } from '../../src/gateway/wire.js';
 import { runCli } from '../helpers/cli.js';
 import { query, sqlString } from '../helpers/duckdb.js';
 import { GIF_1X1, JPEG_1X1, png } from '../helpers/images.js';
+import { tempFolder } from '../helpers/temp.js';
 
 const MODEL = 'emu/vision-embed'; // 512 dims, text + image
 const DIMS = 512;
 
 let emulator: RunningEmulator;
-let root: string;
+const root = await tempFolder('embedpipe-images-');
 
 beforeAll(async () => {
   emulator = await startEmulator();
-  root = await mkdtemp(join(tmpdir(), 'embedpipe-images-'));
 });
 afterAll(async () => {
   await emulator.close();

@@ -6,8 +6,8 @@
  * the previous version; a model switch builds a separate version; one run at a time (exit 8).
  */
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readlink, writeFile } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { mkdir, readdir, readlink, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_API_KEY, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
@@ -22,12 +22,9 @@ import {
   independentVector,
   startIndependentGateway,
 } from '../helpers/independent-gateway.js';
+import { tempFolder } from '../helpers/temp.js';
 
-let root: string;
-
-beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'embedpipe-incremental-'));
-});
+const root = await tempFolder('embedpipe-incremental-');
 
 interface Doc {
   id: string;

@@ -7,8 +7,7 @@
 
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -18,14 +17,14 @@ import {
   startEmulator,
 } from '../../src/emulator/index.js';
 import { CLI, cleanEnv, runArgs } from '../helpers/cli.js';
+import { tempFolder } from '../helpers/temp.js';
 
 const MODEL = 'emu/embed-small';
-let root: string;
+const root = await tempFolder('embedpipe-ratelimit-');
 let corpusPath: string;
 const emulators: RunningEmulator[] = [];
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'embedpipe-ratelimit-'));
   corpusPath = join(root, 'docs.csv');
   const rows = ['id,text'];
   for (let i = 0; i < 500; i++)

@@ -2,8 +2,7 @@
  * `embedpipe run` as a user runs it: the built CLI in a child process, the emulator over real HTTP
  * with 30% of requests failing, the dataset read back by DuckDB and compared vector by vector.
  */
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +25,7 @@ import {
   independentVector,
   startIndependentGateway,
 } from '../helpers/independent-gateway.js';
+import { tempFolder } from '../helpers/temp.js';
 
 const MODEL = 'emu/embed-small'; // 384 dims, context_length 512 → chunks of at most 460 tokens
 const FAULTS = {
@@ -35,13 +35,12 @@ const FAULTS = {
 };
 
 let emulator: RunningEmulator;
-let root: string;
+const root = await tempFolder('embedpipe-e2e-');
 let corpusPath: string;
 let corpus: HardCorpus;
 
 beforeAll(async () => {
   emulator = await startEmulator({ faults: FAULTS });
-  root = await mkdtemp(join(tmpdir(), 'embedpipe-e2e-'));
   corpusPath = join(root, 'corpus.csv');
   corpus = await writeHardCsv(corpusPath, 120);
 });

@@ -2,8 +2,7 @@
  * The transcription stage against the emulator over HTTP: order, bounded concurrency, the
  * transcript store as a cache (and its crash safety), retries and 400s per file.
  */
-import { appendFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/config/defaults.js';
@@ -19,18 +18,18 @@ import { TRANSCRIPTS_FILE, TranscriptStore } from '../../src/output/transcripts.
 import { transcribingStage } from '../../src/pipeline/transcribe.js';
 import { GatewayTranscriber } from '../../src/transcription/transcriber.js';
 import { wav } from '../helpers/audio.js';
+import { tempFolder } from '../helpers/temp.js';
 
 const settings: TranscriptionSettings = { model: 'emu/whisper-tiny', concurrency: 3 };
 const fastRetry = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 };
 
-let root: string;
+const root = await tempFolder('embedpipe-stage-');
 const clips = Array.from({ length: 12 }, (_, i) => ({
   name: `clip-${String(i).padStart(2, '0')}.wav`,
   bytes: wav({ seconds: 1 + (i % 3), seed: i + 1 }),
 }));
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'embedpipe-stage-'));
   await mkdir(join(root, 'clips'));
   for (const clip of clips) await writeFile(join(root, 'clips', clip.name), clip.bytes);
   await writeFile(join(root, 'clips', 'readme.txt'), 'Twelve clips.');
