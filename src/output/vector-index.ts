@@ -49,14 +49,12 @@ function keyOf(hash: string): number {
   let key = 0;
   for (let i = 0; i < KEY_DIGITS; i++) {
     const digit = HEX[hash.charCodeAt(i)] ?? -1;
-    if (digit < 0) return i === hash.length && i > 0 ? key : keyOf(sha256Hex(hash));
+    // A value that is not a hex hash (never written by embedpipe) is keyed by a hash of it.
+    if (digit < 0) return i === hash.length && i > 0 ? key : keyOf(digest('sha256', hash, 'hex'));
     key = key * 16 + digit;
   }
   return key;
 }
-
-/** A value that is not a hex hash (never written by embedpipe) is keyed by a hash of it. */
-const sha256Hex = (text: string): string => digest('sha256', text, 'hex');
 
 /** Hex digit values by character code; -1 for any other character. */
 const HEX = new Int8Array(256).fill(-1);
@@ -185,9 +183,11 @@ export class VectorIndex {
     const found = new Array<Float32Array | undefined>(hashes.length);
     const byFile = new Map<number, { position: number; row: number }[]>();
     for (const [position, hash] of hashes.entries()) {
-      const kept = this.#reused.get(hash) ?? this.#recent.get(hash);
+      // A hit in `reused` is made most recent by the get; one in `recent` moves over to `reused`.
+      const reused = this.#reused.get(hash);
+      const kept = reused ?? this.#recent.get(hash);
       if (kept) {
-        this.#reused.set(hash, kept);
+        if (!reused) this.#reused.set(hash, kept);
         found[position] = kept;
         continue;
       }
@@ -241,7 +241,7 @@ export class VectorIndex {
         return undefined;
       // One row: `get` resolves the slice's offsets, whatever the reader left in them.
       const vector = table.getChild('embedding')?.get(0) as Vector<Float32> | null | undefined;
-      return vector ? Float32Array.from(vector.toArray() as Float32Array) : undefined;
+      return vector ? new Float32Array(vector.toArray() as Float32Array) : undefined;
     });
   }
 
