@@ -14,7 +14,10 @@ export async function readColumns(
   return guarded(path, columns, async () => columnsOf(await readFile(path), format, columns));
 }
 
-/** Single rows of a file (the file read once; Parquet decodes only the pages holding each row). */
+/**
+ * Single rows of a file, the file read once: Parquet decodes only the pages holding each row, an
+ * Arrow file is mapped once and sliced.
+ */
 export async function readRowsOf(
   path: string,
   format: OutputFormat,
@@ -23,21 +26,23 @@ export async function readRowsOf(
 ): Promise<Table[]> {
   return guarded(path, columns, async () => {
     const bytes = await readFile(path);
-    return rows.map((offset) => columnsOf(bytes, format, columns, { offset, limit: 1 }));
+    if (format === 'parquet')
+      return rows.map((offset) => parquetColumns(bytes, columns, { offset, limit: 1 }));
+    const table = columnsOf(bytes, format, columns);
+    return rows.map((row) => table.slice(row, row + 1));
   });
 }
 
-function columnsOf(
+function columnsOf(bytes: Buffer, format: OutputFormat, columns: readonly string[]): Table {
+  return format === 'parquet' ? parquetColumns(bytes, columns) : tableFromIPC(bytes).select([...columns]);
+}
+
+function parquetColumns(
   bytes: Buffer,
-  format: OutputFormat,
   columns: readonly string[],
-  rows?: { offset: number; limit: number },
+  rows?: { readonly offset: number; readonly limit: number },
 ): Table {
-  if (format === 'parquet') {
-    return tableFromIPC(pw.readParquet(bytes, { columns: [...columns], ...rows }).intoIPCStream());
-  }
-  const table = tableFromIPC(bytes).select([...columns]);
-  return rows ? table.slice(rows.offset, rows.offset + rows.limit) : table;
+  return tableFromIPC(pw.readParquet(bytes, { columns: [...columns], ...rows }).intoIPCStream());
 }
 
 /** Any failure as an OutputError naming the file and the columns. */
