@@ -1,16 +1,16 @@
 /**
  * Parquet encoding of one part, through parquet-wasm (the Rust parquet crate compiled to wasm).
  *
- * Writer settings, measured on 128-row parts of 1536-dim float32 vectors (bench/output.bench.mjs):
+ * Writer settings, measured on 4,096-row tables of float32 vectors (best of six, 2026-11-23):
  * - dictionary encoding off: on the vector column it made parts ~55% larger and the encode ~8x
  *   slower, and the per-column switch does not reach the nested vector column
  *   (`embedding.list.item`), so it is off globally (ids, texts and hashes are mostly unique anyway);
- * - BYTE_STREAM_SPLIT for the vectors: it groups the float bytes by significance so the codec finds
- *   the redundancy in signs and exponents (vector column: snappy alone -0.3%, with it -7%; zstd -7%,
- *   with it -14%). It is set as the global encoding because that is the only setting that reaches
- *   the nested column; every scalar column is set back to PLAIN by name;
- * - chunk-level statistics only: page-level min/max over the vector elements cost ~30% of the encode
- *   and are useless; chunk statistics keep row-group pruning on the scalar columns.
+ * - PLAIN for every column. BYTE_STREAM_SPLIT on the vectors made files ~8% smaller with snappy
+ *   but doubled the encode (384 dims: 6.0 vs 3.3 ms per 1,000 vectors; 1,536 dims: 22.8 vs 12.1),
+ *   on the thread that also sends the requests; PLAIN is also what every reader reads;
+ * - statistics on the scalar columns only, per chunk: min/max over every vector element cost ~15%
+ *   of the encode and prune nothing. Statistics are off globally (the only setting that reaches the
+ *   nested column) and switched back on by name; chunk statistics keep row-group pruning on them.
  */
 import { openAsBlob } from 'node:fs';
 import { tableToIPC } from 'apache-arrow';
@@ -25,9 +25,9 @@ export interface ParquetOptions {
 }
 
 /**
- * Snappy: with BYTE_STREAM_SPLIT it costs about as much CPU as no compression (~45 vs ~40 ms per
- * 1,000 vectors) and saves ~12% per row; zstd saves ~19% but takes ~70 ms. Every Parquet reader
- * reads snappy.
+ * Snappy: about as much CPU as no compression (1,536 dims: 10.8 vs 12.0 ms per 1,000 vectors; it
+ * writes less) and ~7% smaller (the texts compress, the vectors barely); zstd is ~9% smaller than
+ * snappy but takes ~6x the CPU. Every Parquet reader reads snappy.
  */
 export const DEFAULT_PARQUET_COMPRESSION: ParquetCompression = 'snappy';
 
@@ -123,12 +123,13 @@ export function writerProperties(
   let builder = new pw.WriterPropertiesBuilder()
     .setCompression(CODECS[compression])
     .setDictionaryEnabled(false)
-    .setStatisticsEnabled(pw.EnabledStatistics.Chunk)
-    .setEncoding(pw.Encoding.BYTE_STREAM_SPLIT)
+    .setEncoding(pw.Encoding.PLAIN)
+    .setStatisticsEnabled(pw.EnabledStatistics.None)
     .setKeyValueMetadata(new Map(Object.entries(metadata)));
   // (Naming a column a file does not have is harmless: the image columns exist only with images.)
   for (const column of [...COLUMNS, ...IMAGE_COLUMNS]) {
-    if (column !== 'embedding') builder = builder.setColumnEncoding(column, pw.Encoding.PLAIN);
+    if (column !== 'embedding')
+      builder = builder.setColumnStatisticsEnabled(column, pw.EnabledStatistics.Chunk);
   }
   if (rowGroups) builder = builder.setMaxRowGroupBytes(rowGroups.bytes).setMaxRowGroupSize(rowGroups.rows);
   return builder.build();

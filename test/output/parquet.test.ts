@@ -133,7 +133,7 @@ describe('Parquet parts read back with DuckDB', () => {
     });
   });
 
-  it('writes vectors without dictionary encoding, BYTE_STREAM_SPLIT, with each compression', async () => {
+  it('writes PLAIN columns without dictionaries, statistics on the scalar columns only, with each compression', async () => {
     const batch = makeBatch({ batchId: 'z', rows: 16, dims: 64, seed: 5 });
     const rows = partRowsFromBatch(batch);
     const sizes: Partial<Record<ParquetCompression, number>> = {};
@@ -152,15 +152,18 @@ describe('Parquet parts read back with DuckDB', () => {
       await writer.writePart('z', batch);
       const file = join(dir, 'part-z.parquet');
       const columns = await rowsOf(
-        `SELECT path_in_schema, encodings, compression FROM parquet_metadata(${quote(file)})`,
+        `SELECT path_in_schema, encodings, compression, stats_min, stats_max FROM parquet_metadata(${quote(file)})`,
       );
       const vector = columns.find((c) => String(c['path_in_schema']).startsWith('embedding'))!;
       expect(vector['compression']).toBe(name);
-      expect(String(vector['encodings'])).toContain('BYTE_STREAM_SPLIT');
+      // min/max over every vector element would prune nothing.
+      expect([vector['stats_min'], vector['stats_max']]).toEqual([null, null]);
       for (const column of columns) {
-        expect(String(column['encodings'])).not.toContain('DICTIONARY');
-        if (column !== vector) expect(String(column['encodings'])).not.toContain('BYTE_STREAM_SPLIT');
+        expect(String(column['encodings'])).toContain('PLAIN');
+        expect(String(column['encodings'])).not.toMatch(/DICTIONARY|BYTE_STREAM_SPLIT/);
       }
+      const chunkIndex = columns.find((c) => c['path_in_schema'] === 'chunk_index')!;
+      expect([chunkIndex['stats_min'], chunkIndex['stats_max']]).toEqual(['0', '15']);
       await expectDataset(dir, [batch]);
     }
     expect(encodeParquet(rows, { k: 'v' }).byteLength).toBe(sizes.snappy); // the default
