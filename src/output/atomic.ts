@@ -59,6 +59,11 @@ export interface AtomicWriteOptions {
    * and a part lost to a power cut is only re-embedded, never torn.
    */
   readonly syncDirectory?: boolean;
+  /**
+   * Checks the written temp file before it is renamed in; what it throws fails the write (the temp
+   * file is removed, and an OutputError it throws is passed on as it is).
+   */
+  readonly verify?: (tempPath: string) => Promise<void>;
 }
 
 /** Replaces `path` with `bytes` atomically. On failure the temp file is removed and OutputError names `path` and the cause. */
@@ -75,10 +80,12 @@ export async function writeFileAtomic(
     await handle.sync();
     await handle.close();
     handle = undefined;
+    await options.verify?.(temp);
     await rename(temp, path);
   } catch (error) {
     await handle?.close().catch(() => {});
     await rm(temp, { force: true }).catch(() => {});
+    if (error instanceof OutputError) throw error;
     throw new OutputError(`cannot write ${path}: ${messageOf(error)}`, { cause: error });
   }
   if (options.syncDirectory ?? true) await syncDirectory(dirname(path));

@@ -12,7 +12,7 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EmbeddedBatch } from '../domain.js';
 import { OutputError } from '../errors.js';
-import { removeStaleTempFiles, writeFileAtomic } from './atomic.js';
+import { removeStaleTempFiles } from './atomic.js';
 import {
   batchMetadata,
   COMPACTED_BATCHES_KEY,
@@ -27,7 +27,14 @@ import {
 import { fileBatches } from './file-batches.js';
 import { isNotFound, messageOf } from './fs-errors.js';
 import { DEFAULT_PARQUET_COMPRESSION, type ParquetCompression, parquetFooter } from './parquet.js';
-import { CODECS, encodeChecked, type OutputFormat, type PartFileSpec, writePartFile } from './part-file.js';
+import {
+  CODECS,
+  encodePart,
+  type OutputFormat,
+  type PartFileSpec,
+  writeEncodedPart,
+  writePartFile,
+} from './part-file.js';
 import { partRowsFromBatch } from './rows.js';
 
 export type { OutputFormat } from './part-file.js';
@@ -204,11 +211,16 @@ export class DatasetWriter {
     const rows = partRowsFromBatch(merged, this.dims, this.imageColumns);
     const metadata = compactedMetadata(splitBatchMetadata(full, [PART_METADATA_KEYS.batchId]));
     await this.ensureDir();
-    const what = `a group of ${entries.length} batches`;
-    const bytes = await encodeChecked(this.format, rows, metadata, this.compression, what);
-    const contentId = createHash('sha256').update(bytes).digest('hex').slice(0, 12);
+    const bytes = encodePart(this.format, rows, metadata, this.compression);
+    // Batch ids are unique in a dataset: names unique across writers sharing the folder, without
+    // hashing megabytes of vectors.
+    const contentId = createHash('sha256')
+      .update(entries.map((e) => e.batchId).join('\n'))
+      .digest('hex')
+      .slice(0, 12);
     const file = compactedFileName(await this.nextDataIndex(), contentId, this.format);
-    await writeFileAtomic(join(this.dir, file), bytes, { syncDirectory: false });
+    const what = `${file} (a group of ${entries.length} batches)`;
+    await writeEncodedPart(this.format, join(this.dir, file), bytes, rows.ids.length, what);
     return { file, rows: rows.ids.length, bytes: bytes.byteLength };
   }
 

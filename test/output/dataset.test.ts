@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutputError } from '../../src/errors.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import { parquetRowCount } from '../../src/output/parquet.js';
+import { encodePart, writeEncodedPart } from '../../src/output/part-file.js';
+import { partRowsFromBatch } from '../../src/output/rows.js';
 import { makeBatch } from './fixtures.js';
 
 let root: string;
@@ -139,5 +141,23 @@ describe('DatasetWriter', () => {
     expect(error).toBeInstanceOf(OutputError);
     expect(error.message).toContain(join(file, 'out'));
     expect(error.message).toMatch(/ENOTDIR|EEXIST/);
+  });
+});
+
+describe('writeEncodedPart', () => {
+  it('renames a part in only when its file holds the rows expected (Parquet and Arrow)', async () => {
+    const rows = partRowsFromBatch(makeBatch({ batchId: 'c', rows: 5, dims: 4, seed: 2 }));
+    for (const format of ['parquet', 'arrow'] as const) {
+      const dir = freshDir();
+      await mkdir(dir, { recursive: true });
+      const path = join(dir, `part-c.${format}`);
+      const bytes = encodePart(format, rows, {}, 'snappy');
+      const error = await writeEncodedPart(format, path, bytes, 6, 'part c').catch((e) => e);
+      expect(error).toBeInstanceOf(OutputError);
+      expect(error.message).toBe('part c: encoded 5 rows, expected 6');
+      expect(await readdir(dir)).toEqual([]);
+      await writeEncodedPart(format, path, bytes, 5, 'part c');
+      expect(await readdir(dir)).toEqual([`part-c.${format}`]);
+    }
   });
 });
