@@ -115,6 +115,15 @@ export function costOf(text: string, weights: Weights, start = 0, end = text.len
   return prefixCost(text, weights, start, end, Number.POSITIVE_INFINITY).cost;
 }
 
+/**
+ * The estimate of `text` when it is within `budget`, else undefined. The pass stops at the budget:
+ * a long text that does not fit costs one chunk's worth of reading, not a whole pass.
+ */
+export function costWithin(text: string, weights: Weights, budget: number): number | undefined {
+  const { cost, end } = prefixCost(text, weights, 0, text.length, budget);
+  return end === text.length ? cost : undefined;
+}
+
 /** The dot product of a profile and weights. */
 export function estimate(profile: readonly number[], weights: Weights): number {
   let sum = 0;

@@ -7,7 +7,7 @@
  * split is linear: a text that fits is measured once, an oversized one a few times per level.
  */
 import { isClassBoundary, Level, pieces, splitsSurrogatePair } from './boundaries.js';
-import { costOf, prefixWithinCost, type Weights } from './profile.js';
+import { costOf, costWithin, prefixWithinCost, type Weights } from './profile.js';
 import { utf8Length } from './utf8.js';
 
 /** `text.slice(start, end)`: its estimated tokens and its UTF-8 length. */
@@ -25,8 +25,8 @@ export interface Span {
  */
 export function splitIntoSpans(text: string, budget: number, weights: Weights): Span[] {
   if (text.length === 0) return [];
-  const tokens = costOf(text, weights);
-  if (tokens <= budget)
+  const tokens = costWithin(text, weights, budget);
+  if (tokens !== undefined)
     return [{ start: 0, end: text.length, tokens, bytes: Buffer.byteLength(text, 'utf8') }];
   const splitter = new SpanSplitter(text, budget, weights);
   splitter.pack(0, text.length, Level.paragraph);
