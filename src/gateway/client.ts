@@ -6,6 +6,7 @@
  * Connections are pooled and kept alive by an undici Agent; `close()` releases them. Keys live in
  * #private fields (invisible to util.inspect and JSON) and are scrubbed from every error.
  */
+import { isAscii } from 'node:buffer';
 import { Agent, DecoratorHandler, type Dispatcher, request } from 'undici';
 import { DEFAULTS } from '../config/defaults.js';
 import { EmbedpipeError, UsageError } from '../errors.js';
@@ -176,6 +177,16 @@ export function retryAfterTooLong(until: number, maxWaitMs: number): RateLimitEr
     gatewayMessage: `the gateway asked this key to wait until ${new Date(until).toISOString()}, longer than --max-retry-after (${Math.round(maxWaitMs / 1000)} s); the batch is left for a re-run`,
     retryAfterMs: Math.max(0, until - Date.now()),
   });
+}
+
+/**
+ * A body's text, a leading BOM dropped. An ASCII body (every answer of base64 vectors) becomes a
+ * one-byte string by a copy: JSON.parse reads that ~30% faster than the two-byte string a UTF-8
+ * decoder builds (1 MB answers, 1,536 dims: 1.5 vs 1.0 ms with the vectors decoded).
+ */
+export function bodyTextOf(bytes: Buffer): string {
+  const body = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
+  return isAscii(body) ? body.toString('latin1') : body.toString('utf8');
 }
 
 export class GatewayClient {
@@ -436,7 +447,7 @@ export class GatewayClient {
       // Closed the moment the status line and headers arrive, before the body is read and the slot
       // handed on: nothing more goes out on this key.
       this.#closeGate(route.key, response.statusCode, response.headers);
-      const bodyText = await response.body.text();
+      const bodyText = bodyTextOf(Buffer.from(await response.body.arrayBuffer()));
       this.#onResponse?.({
         path: route.path,
         status: response.statusCode,

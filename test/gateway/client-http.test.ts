@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
@@ -118,6 +119,25 @@ describe('GatewayClient over HTTP: errors', () => {
     await client.embeddings({ model: 'emu/embed-small', input: 'b' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(145);
     expect(client.retryAfterGate.isOpen).toBe(true);
+  });
+
+  it('reads bodies in any UTF-8 text, with or without a BOM', async () => {
+    const message = 'über-limit: 模型 ✓ 🙂';
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const answer =
+      (status: number, body: unknown, withBom: boolean) => (_req: unknown, res: ServerResponse) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        const json = Buffer.from(JSON.stringify(body));
+        res.end(withBom ? Buffer.concat([bom, json]) : json);
+      };
+    server.reply(answer(400, envelope(400, message), false), answer(400, envelope(400, message), true));
+    server.reply(answer(200, OK_EMBEDDING, true));
+    for (let i = 0; i < 2; i++) {
+      const error = await failure(client.embeddings({ model: 'emu/embed-small', input: 'hi' }));
+      expect(error.message).toContain(message);
+    }
+    const ok = await client.embeddings({ model: 'emu/embed-small', input: 'hi' });
+    expect([...ok.vectors[0]!]).toEqual([...new Float32Array([0.1, 0.2])]);
   });
 
   it('keeps an excerpt of a non-JSON error body', async () => {
