@@ -13,10 +13,11 @@
  */
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { OutputError } from '../errors.js';
 import { writeFileAtomic } from './atomic.js';
 import { isNotFound, messageOf } from './fs-errors.js';
+import type { ManifestSchemas } from './manifest-schema.js';
 
 export const MANIFEST_FILE = '_manifest.json';
 /** The manifest's name before version 2 (read when MANIFEST_FILE is missing, removed when it is written). */
@@ -32,10 +33,6 @@ export function formatUsd(dollars: number): string {
   }
   return dollars.toFixed(USD_DECIMALS);
 }
-
-const usdString = z
-  .string()
-  .regex(new RegExp(`^\\d+\\.\\d{${USD_DECIMALS}}$`), 'a decimal string of dollars');
 
 /**
  * A base URL as the manifest may keep it: no `user:password@`, no query string, no fragment (they
@@ -157,66 +154,12 @@ export interface ManifestV1 extends Omit<Manifest, 'version' | 'input' | 'gatewa
   readonly counts: Omit<ManifestCounts, 'costUsd'> & { readonly cost: number };
 }
 
-const count = z.number().nonnegative();
-
-const common = {
-  tool: z.object({ name: z.string(), version: z.string() }),
-  createdAt: z.string(),
-  model: z.string(),
-  dims: z.number().int().nonnegative(),
-  format: z.enum(['parquet', 'arrow']),
-  providers: z.array(z.string()),
-  plan: z.record(z.string(), z.unknown()),
-  files: z.array(z.string()),
-};
-const counts = {
-  documents: count,
-  chunks: count,
-  rows: count,
-  rejects: count,
-  failures: count,
-  tokens: count,
-  requests: count,
-  retries: count,
-};
-
-const manifestSchema = z.object({
-  version: z.literal(2),
-  ...common,
-  input: z.object({
-    path: z.string(),
-    kind: z.enum(['file', 'folder']),
-    bytes: count,
-    files: count,
-    sha256: z.string().regex(/^[0-9a-f]{64}$/),
-  }),
-  gateway: z.object({ baseUrl: z.string(), emulator: z.boolean() }),
-  counts: z.object({ ...counts, costUsd: usdString }),
-  dataset: z
-    .object({
-      version: z.string(),
-      replaces: z.string().optional(),
-      documents: z.object({ added: count, changed: count, unchanged: count, deleted: count }).optional(),
-      chunks: z.object({ sent: count, reused: count, deduplicated: count }),
-    })
-    .optional(),
-  transcription: z
-    .object({
-      model: z.string(),
-      language: z.string().optional(),
-      temperature: z.number().optional(),
-      documents: count,
-      seconds: count,
-      costUsd: usdString,
-    })
-    .optional(),
-}) satisfies z.ZodType<Manifest>;
-
-const manifestV1Schema = z.object({
-  version: z.literal(1),
-  ...common,
-  counts: z.object({ ...counts, cost: count }),
-}) satisfies z.ZodType<ManifestV1>;
+let loaded: Promise<ManifestSchemas> | undefined;
+/** The manifest schemas, with zod, loaded on first use (~80 ms of start-up a first run does not need). */
+function schemas(): Promise<ManifestSchemas> {
+  loaded ??= import('./manifest-schema.js').then(({ manifestSchemas }) => manifestSchemas(USD_DECIMALS));
+  return loaded;
+}
 
 /** `value` with every numeric `cost` field (at any depth) replaced by a `costUsd` decimal string. */
 export function withDecimalCosts(value: unknown): unknown {
@@ -240,7 +183,7 @@ export async function writeManifest(dir: string, manifest: Manifest): Promise<vo
       throw new OutputError(`manifest: file ${JSON.stringify(file)} is not a path inside the output folder`);
     }
   }
-  const checked = manifestSchema.safeParse(manifest);
+  const checked = (await schemas()).manifest.safeParse(manifest);
   if (!checked.success) {
     const issue = checked.error.issues[0];
     throw new OutputError(
@@ -272,9 +215,9 @@ export async function writeManifest(dir: string, manifest: Manifest): Promise<vo
  */
 export async function readManifest(dir: string): Promise<Manifest | ManifestV1 | undefined> {
   const current = await readJson(join(dir, MANIFEST_FILE));
-  if (current) return parse(current, manifestSchema);
+  if (current) return parse(current, (await schemas()).manifest);
   const legacy = await readJson(join(dir, LEGACY_MANIFEST_FILE));
-  return legacy ? parse(legacy, manifestV1Schema) : undefined;
+  return legacy ? parse(legacy, (await schemas()).manifestV1) : undefined;
 }
 
 async function readJson(path: string): Promise<{ path: string; json: unknown } | undefined> {

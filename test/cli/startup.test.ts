@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator } from '../../src/emulator/server.js';
 import { CLI, cleanEnv, runCli } from '../helpers/cli.js';
 
 const execFileAsync = promisify(execFile);
@@ -18,6 +19,7 @@ const pkg = JSON.parse(await readFile('package.json', 'utf8')) as { version: str
 
 let dir: string;
 let hookUrl: string;
+let cjsHook: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'embedpipe-startup-'));
@@ -33,20 +35,30 @@ export async function load(url, context, next) {
 `,
   );
   hookUrl = pathToFileURL(hook).href;
+  // CommonJS modules (pino-pretty, loaded by require) never pass the hook: list them at exit.
+  cjsHook = join(dir, 'record-requires.cjs');
+  await writeFile(
+    cjsHook,
+    `process.on('exit', () => require('node:fs').appendFileSync(process.env.EMBEDPIPE_TEST_LOADS, Object.keys(require.cache).map((f) => require('node:url').pathToFileURL(f).href + '\\n').join('')));
+`,
+  );
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
 /** Runs the built CLI; returns its stdout and the project files it loaded, relative to the root. */
-async function loadsOf(args: readonly string[]): Promise<{ stdout: string; loaded: string[] }> {
-  const trace = join(dir, `loads-${args.join('_')}.txt`);
+async function loadsOf(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ stdout: string; loaded: string[] }> {
+  const trace = join(dir, `loads-${args.length}-${Math.random().toString(16).slice(2)}.txt`);
   await writeFile(trace, '');
   const register = `import { register } from 'node:module'; register(${JSON.stringify(hookUrl)});`;
   const { stdout } = await execFileAsync(
     process.execPath,
-    ['--import', `data:text/javascript,${encodeURIComponent(register)}`, CLI, ...args],
-    { env: cleanEnv({ EMBEDPIPE_TEST_LOADS: trace }) },
+    ['--require', cjsHook, '--import', `data:text/javascript,${encodeURIComponent(register)}`, CLI, ...args],
+    { env: cleanEnv({ ...env, EMBEDPIPE_TEST_LOADS: trace }) },
   );
   const loaded = (await readFile(trace, 'utf8'))
     .split('\n')
@@ -57,7 +69,7 @@ async function loadsOf(args: readonly string[]): Promise<{ stdout: string; loade
 
 /** What a command's registration may load: the light cli/ modules, errors, the version, commander. */
 function isLight(path: string): boolean {
-  if (path.startsWith('node_modules/commander/')) return true;
+  if (path.startsWith('node_modules/commander/') || path === 'package.json') return true;
   // The defaults table is plain constants: help texts quote it, so a default is written once.
   if (path === 'dist/errors.js' || path === 'dist/pipeline/tool.js' || path === 'dist/config/defaults.js')
     return true;
@@ -74,6 +86,38 @@ describe('CLI startup', () => {
       expect(loaded.filter((path) => !isLight(path))).toEqual([]);
     },
   );
+
+  it('a run loads what its corpus and terminal need only: no csv-parse for JSONL, no pino-pretty off a TTY, no zod before a manifest', async () => {
+    const emulator = await startEmulator();
+    try {
+      const input = join(dir, 'one.jsonl');
+      await writeFile(input, '{"id":"a","text":"hello"}\n');
+      const { stdout, loaded } = await loadsOf(
+        [
+          'run',
+          '--dry-run',
+          '--input',
+          input,
+          '--model',
+          'emu/embed-small',
+          '--out',
+          join(dir, 'out'),
+          '--json',
+        ],
+        { EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: 'emu-test-key' },
+      );
+      expect(JSON.parse(stdout)).toMatchObject({ status: 'dry-run', documents: 1 });
+      expect(loaded).toContain('dist/pipeline/run.js');
+      expect(
+        loaded.some((path) => path.startsWith('node_modules/pino/')),
+        'the CJS record is broken',
+      ).toBe(true);
+      const unwanted = /^node_modules\/(csv-parse|pino-pretty|zod)\/|^dist\/corpus\/csv\.js$/;
+      expect(loaded.filter((path) => unwanted.test(path))).toEqual([]);
+    } finally {
+      await emulator.close();
+    }
+  });
 
   it('--version prints the package version', async () => {
     const r = await runCli(['--version']);
