@@ -9,7 +9,7 @@ import { audioRowEntry } from './audio.js';
 import type { FileReadOptions } from './entries.js';
 import { Reason, reject, toEntry } from './entries.js';
 import { imageRowEntry } from './images.js';
-import { inputBytes } from './input-stream.js';
+import { inputBytes, LARGE_READS } from './input-stream.js';
 import { LineSplitter, type RawLine } from './lines.js';
 import { decodeUtf8, stripBom } from './utf8.js';
 
@@ -24,7 +24,7 @@ const MISSING_FIELD_ROWS = 100;
 export async function* readJsonl(options: JsonlReadOptions): AsyncGenerator<CorpusEntry> {
   const lines = new LineSplitter(options.maxLineBytes);
   const fields = new FieldCheck(options);
-  for await (const chunk of inputBytes(options.path, options.file, options.onBytes)) {
+  for await (const chunk of inputBytes(options.path, options.file, options.onBytes, LARGE_READS)) {
     for (const line of lines.push(chunk)) {
       const entry = lineToEntry(line, options, fields);
       if (entry !== undefined) yield entry instanceof Promise ? await entry : entry;
