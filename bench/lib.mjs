@@ -40,14 +40,29 @@ export async function runEmbedpipe(args, env, { sampleMs = 250, prefix = [] } = 
   child.stderr.on('data', (d) => (stderr += d));
   const samples = [];
   const started = Date.now();
-  const timer = setInterval(async () => {
+  // CPU time (user + system, every thread) as /proc last showed it: exact to within a sample.
+  let cpuMs;
+  const sample = async () => {
     const rss = await rssOf(child.pid);
     if (rss) samples.push({ t: Date.now() - started, rss });
-  }, sampleMs);
+    cpuMs = (await cpuMsOf(child.pid)) ?? cpuMs;
+  };
+  const timer = setInterval(sample, sampleMs);
   const [code] = await once(child, 'exit');
   clearInterval(timer);
   if (code !== 0) throw new Error(`embedpipe run exited ${code}: ${stderr.slice(-2000)}`);
-  return { summary: JSON.parse(stdout), samples };
+  return { summary: JSON.parse(stdout), samples, cpuMs };
+}
+
+/** CPU milliseconds a process has used (utime + stime; USER_HZ is 100 on Linux). */
+export async function cpuMsOf(pid) {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
 }
 
 async function rssOf(pid) {
