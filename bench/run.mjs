@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark in turn (numbers, not pass/fail). BENCH_MB sets the memory
 // benchmark's corpus size (default 1024 MB; it takes a few minutes on 2 cores), BENCH_PLANNER_MB the
-// planner benchmark's (default 64 MB per corpus, three corpora, each on one core and on all).
+// planner benchmark's (default 256 MB per corpus, three corpora, each on one core and on all).
 import { spawnSync } from 'node:child_process';
 
 const benches = [
