@@ -182,6 +182,23 @@ describe('embeddings: a bad 200 is never success', () => {
     expect((await invalid([{ embedding: base64Of([1, Number.NaN]) }], 'x')).message).toContain(
       'data[0].embedding[1] is NaN, not finite',
     );
+    // Infinities that cancel in a sum, and one in the last values after the groups of four.
+    const inf = Number.POSITIVE_INFINITY;
+    expect((await invalid([{ embedding: base64Of([1, inf, 3, 4, 5, -inf]) }], 'x')).message).toContain(
+      'data[0].embedding[1] is Infinity, not finite',
+    );
+    expect((await invalid([{ embedding: base64Of([1, 2, 3, 4, 5, 6, -inf]) }], 'x')).message).toContain(
+      'data[0].embedding[6] is -Infinity, not finite',
+    );
+  });
+
+  it('accepts the largest float32 values, however many (their sum as doubles stays finite)', async () => {
+    const largest: number[] = Array.from({ length: 4099 }, (_, i) =>
+      i % 2 ? 3.4028234663852886e38 : -3.4e38,
+    );
+    largest.push(...Array.from({ length: 4101 }, () => 3.4028234663852886e38));
+    const result = await embed([{ embedding: base64Of(largest) }], 'x');
+    expect(result.vectors[0]![8199]).toBe(3.4028234663852886e38);
   });
 
   it('refuses ragged and empty vectors', async () => {
