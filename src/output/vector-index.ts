@@ -20,8 +20,11 @@ import type { OutputFormat } from './part-file.js';
 import { HASH_COLUMN } from './table.js';
 import { VectorCache } from './vector-cache.js';
 
-/** Files whose vectors are kept in memory at once. */
-const CACHED_FILES = 2;
+/**
+ * Files whose vectors are kept in memory at once (~2 MB of vectors each with the group commit's
+ * files). The batches in flight of a re-chunked dataset span two or three files.
+ */
+export const CACHED_FILES = 4;
 
 /**
  * Bytes of vectors kept by hash, twice: the rows this run committed last (a duplicate close behind
@@ -103,7 +106,8 @@ export class VectorIndex {
   readonly #built: number;
   /** Hash prefix → file × ROWS + row. */
   readonly #rows = new NumberTable();
-  readonly #cache = new Map<number, CachedFile>();
+  /** File → its vectors, read or being read; in order of use, the last used last. */
+  readonly #cache = new Map<number, Promise<CachedFile | undefined>>();
   readonly #recent = new VectorCache(CACHE_BYTES);
   readonly #reused = new VectorCache(CACHE_BYTES);
 
@@ -200,7 +204,7 @@ export class VectorIndex {
     }
     for (const [file, rows] of byFile) {
       const cached =
-        this.#cache.get(file) ?? (rows.length >= ROWS_FOR_WHOLE_FILE ? await this.#cached(file) : undefined);
+        this.#cache.has(file) || rows.length >= ROWS_FOR_WHOLE_FILE ? await this.#cached(file) : undefined;
       const vectors = cached
         ? rows.map(({ row, position }) => vectorOf(cached, row, hashes[position]!))
         : await this.#readRows(
@@ -216,13 +220,27 @@ export class VectorIndex {
     return found;
   }
 
-  /** The file's vectors, read whole and kept among the last CACHED_FILES. */
-  async #cached(file: number): Promise<CachedFile | undefined> {
-    const cached = await this.#load(file);
-    if (!cached) return undefined;
+  /**
+   * The file's vectors, read whole and kept among the last CACHED_FILES used. Batches asking for the
+   * same file at once share one read: each read its own copy before, and evicted the others' (a
+   * re-run of a corpus shifted by five documents read its 37 files 331 times).
+   */
+  #cached(file: number): Promise<CachedFile | undefined> {
+    const cached = this.#cache.get(file) ?? this.#loading(file);
+    // Set again: the map's order is the order of use, the least recently used first.
+    this.#cache.delete(file);
     this.#cache.set(file, cached);
     if (this.#cache.size > CACHED_FILES) this.#cache.delete(this.#cache.keys().next().value!);
     return cached;
+  }
+
+  /** The file's read; a failed one leaves the cache, so the next batch asking reads the file again. */
+  #loading(file: number): Promise<CachedFile | undefined> {
+    const loading = this.#load(file);
+    loading.catch(() => {
+      if (this.#cache.get(file) === loading) this.#cache.delete(file);
+    });
+    return loading;
   }
 
   /** Rows of `file`, each read alone (the file's bytes once); undefined where a row holds another hash. */

@@ -3,14 +3,14 @@
  * whole file once many of its rows are asked for), and from memory for the rows this run committed
  * last and for vectors reused before (no file read: the tests remove the file to prove it).
  */
-import { rm } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { contentHash } from '../../src/chunking/hash.js';
 import type { EmbeddedBatch } from '../../src/domain.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import type { OutputFormat } from '../../src/output/part-file.js';
-import { VectorIndex } from '../../src/output/vector-index.js';
+import { CACHED_FILES, VectorIndex } from '../../src/output/vector-index.js';
 import { tempFolder } from '../helpers/temp.js';
 import { makeBatch } from './fixtures.js';
 
@@ -78,5 +78,34 @@ describe('VectorIndex', () => {
     for (const [row, chunk] of later.chunks.entries()) {
       expect(await index.vector(chunk.hash)).toEqual(later.vectors[row]);
     }
+  });
+
+  it('keeps the files used last, shares a read between batches asking at once, and keeps no failed read', async () => {
+    const dir = join(root, `d${n++}`);
+    const writer = new DatasetWriter({ dir, format: 'parquet', metadata: {} });
+    const batches = Array.from({ length: CACHED_FILES + 1 }, (_, k) => batchOf(`f${k}`, 40, 8, k + 1));
+    const files: string[] = [];
+    for (const batch of batches)
+      files.push((await writer.writeGroup([{ batchId: batch.batchId, batch }])).file);
+    const index = await VectorIndex.build(dir, files);
+    // Rows 0..9 of file k, several at once: the file is read whole.
+    const rowsOf = (k: number, from = 0) => batches[k]!.chunks.slice(from, from + 10).map((c) => c.hash);
+    const vectorsOf = (k: number, from = 0) => batches[k]!.vectors.slice(from, from + 10);
+
+    // Two batches asking for the same file at once both get their rows.
+    const [a, b] = await Promise.all([index.vectors(rowsOf(0)), index.vectors(rowsOf(0, 10))]);
+    expect(a).toEqual(vectorsOf(0));
+    expect(b).toEqual(vectorsOf(0, 10));
+    for (let k = 1; k < CACHED_FILES; k++) await index.vectors(rowsOf(k));
+    // File 0 used again, then one file more read: the least recently used (file 1) makes room.
+    expect(await index.vectors(rowsOf(0, 20))).toEqual(vectorsOf(0, 20));
+    expect(await index.vectors(rowsOf(CACHED_FILES))).toEqual(vectorsOf(CACHED_FILES));
+    const away = join(root, `away-${n++}`);
+    await rename(dir, away);
+    expect(await index.vectors(rowsOf(0, 30))).toEqual(vectorsOf(0, 30)); // from memory
+    await expect(index.vectors(rowsOf(1, 10))).rejects.toThrow();
+    // The failed read was not kept: with the file back, the same rows are read.
+    await rename(away, dir);
+    expect(await index.vectors(rowsOf(1, 10))).toEqual(vectorsOf(1, 10));
   });
 });
