@@ -16,6 +16,7 @@ const benches = [
   ['throughput.bench.mjs', '50', '8', '128', 'multilingual'],
   ['throughput.bench.mjs', '50', '8', '128', 'multilingual', { BENCH_MODEL: 'emu/embed-small' }],
   ['planner.bench.mjs'],
+  ['incremental.bench.mjs'],
   ['compact.bench.mjs'],
   ['memory.bench.mjs'],
 ];

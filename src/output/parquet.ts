@@ -16,7 +16,7 @@ import { openAsBlob } from 'node:fs';
 import { tableToIPC } from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 import type { PartRows } from './rows.js';
-import { COLUMNS, IMAGE_COLUMNS, partTable } from './table.js';
+import { COLUMNS, EMBEDDING_COLUMN, IMAGE_COLUMNS, partTable } from './table.js';
 
 export type ParquetCompression = 'snappy' | 'zstd' | 'lz4' | 'none';
 
@@ -128,7 +128,7 @@ export function writerProperties(
     .setKeyValueMetadata(new Map(Object.entries(metadata)));
   // (Naming a column a file does not have is harmless: the image columns exist only with images.)
   for (const column of [...COLUMNS, ...IMAGE_COLUMNS]) {
-    if (column !== 'embedding')
+    if (column !== EMBEDDING_COLUMN)
       builder = builder.setColumnStatisticsEnabled(column, pw.EnabledStatistics.Chunk);
   }
   if (rowGroups) builder = builder.setMaxRowGroupBytes(rowGroups.bytes).setMaxRowGroupSize(rowGroups.rows);

@@ -21,6 +21,8 @@ import type { PartRows } from './rows.js';
 export const ID_COLUMN = 'id';
 /** The column of the content hash: what a compaction keeps the rows of still-planned batches by. */
 export const HASH_COLUMN = 'content_hash';
+/** The vector column. */
+export const EMBEDDING_COLUMN = 'embedding';
 
 /** Column names, in file order. */
 export const COLUMNS = ['id', 'chunk_index', 'text', 'embedding', 'tokens', 'content_hash'] as const;

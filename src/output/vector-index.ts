@@ -17,7 +17,7 @@ import type { FixedSizeList, Float32, Vector } from 'apache-arrow';
 import { plainUtf8, readColumns, readRowsOf } from './columns.js';
 import { NumberTable } from './number-table.js';
 import type { OutputFormat } from './part-file.js';
-import { HASH_COLUMN } from './table.js';
+import { EMBEDDING_COLUMN, HASH_COLUMN } from './table.js';
 import { VectorCache } from './vector-cache.js';
 
 /**
@@ -251,14 +251,14 @@ export class VectorIndex {
     const tables = await readRowsOf(
       join(this.#dir, this.#files[file]!),
       this.#format,
-      ['embedding', HASH_COLUMN],
+      [EMBEDDING_COLUMN, HASH_COLUMN],
       rows.map(({ row }) => row),
     );
     return tables.map((table, i) => {
       if (table.numRows !== 1 || String(table.getChild(HASH_COLUMN)?.get(0)) !== rows[i]!.hash)
         return undefined;
       // One row: `get` resolves the slice's offsets, whatever the reader left in them.
-      const vector = table.getChild('embedding')?.get(0) as Vector<Float32> | null | undefined;
+      const vector = table.getChild(EMBEDDING_COLUMN)?.get(0) as Vector<Float32> | null | undefined;
       return vector ? new Float32Array(vector.toArray() as Float32Array) : undefined;
     });
   }
@@ -266,10 +266,10 @@ export class VectorIndex {
   /** The vectors and hashes of a file, as views of the columns read. */
   async #load(file: number): Promise<CachedFile | undefined> {
     const table = await readColumns(join(this.#dir, this.#files[file]!), this.#format, [
-      'embedding',
+      EMBEDDING_COLUMN,
       HASH_COLUMN,
     ]);
-    const column = table.getChild('embedding');
+    const column = table.getChild(EMBEDDING_COLUMN);
     const hashes = table.getChild(HASH_COLUMN);
     if (!column || !hashes) return undefined;
     const dims = (column.type as FixedSizeList<Float32>).listSize;
