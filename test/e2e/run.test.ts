@@ -103,15 +103,18 @@ describe('embedpipe run', () => {
       const args = smallBatchRun(out);
       const envSlow = { EMBEDPIPE_BASE_URL: slow.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY };
       const first = spawnCli(args, envSlow);
-      // Kill it once a few parts are on disk, mid-run.
+      // Kill it once a few data files are in the version it is building (readers see nothing yet):
+      // mid-run, long before the dataset is switched to that version.
+      const building = join(`${out}.versions`, 'v000001');
       for (;;) {
-        const parts = (await readdir(out).catch(() => [])).filter((f) => f.endsWith('.parquet'));
-        if (parts.length >= 5) break;
+        const files = (await readdir(building).catch(() => [])).filter((f) => f.endsWith('.parquet'));
+        if (files.length >= 5) break;
         await new Promise((r) => setTimeout(r, 20));
       }
       first.kill('SIGKILL');
       expect((await first.result).signal).toBe('SIGKILL');
-      const rowsBefore = (await readDataset(out)).length;
+      await expect(readdir(out)).rejects.toThrow();
+      const rowsBefore = (await readDataset(building)).length;
       expect(rowsBefore).toBeGreaterThan(0);
       // Requests the killed process had in flight still reach the emulator: let them land first.
       while (slow.stats.inFlight > 0) await new Promise((r) => setTimeout(r, 10));
@@ -123,6 +126,7 @@ describe('embedpipe run', () => {
       expect(summary.batches.resumed).toBeGreaterThanOrEqual(5);
       const rows = await readDataset(out);
       expectExactDataset(rows, corpus.valid, EMULATOR_CHUNKS);
+      expect(rowsBefore).toBeLessThan(rows.length); // it was killed mid-run
       // Finished batches were not sent again: the re-run paid only for the rows that were missing.
       expect(slow.stats.inputs - inputsBefore).toBe(rows.length - rowsBefore);
     } finally {
