@@ -113,8 +113,6 @@ export function isSpace(code: number): boolean {
   // ASCII first: nearly every character a chunker looks at.
   if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
   return (
-    code === 0x20 ||
-    (code >= 0x09 && code <= 0x0d) ||
     code === 0xa0 ||
     code === 0x1680 ||
     (code >= 0x2000 && code <= 0x200a) ||
