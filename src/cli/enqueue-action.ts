@@ -1,6 +1,6 @@
 /** What `embedpipe enqueue` does; loaded only when the command runs (see enqueue.ts). */
 import { readEnvironment } from '../config/env.js';
-import { type RunFlags, resolveRunSettings } from '../config/settings.js';
+import { type RunFlags, readJobFile, resolveRunSettings } from '../config/settings.js';
 import { resolveCorpusFormat } from '../corpus/index.js';
 import { InterruptedError, MissingKeyError, UsageError } from '../errors.js';
 import { GatewayClient, retryAfterTooLong } from '../gateway/index.js';
@@ -19,8 +19,7 @@ export interface EnqueueFlags extends RunFlags, QueueFlags {
 
 export async function enqueueAction(jobPath: string | undefined, flags: EnqueueFlags): Promise<void> {
   const env = readEnvironment();
-  // zod and the job schema load only for a job file.
-  const job = jobPath ? await (await import('../config/job.js')).loadJobFile(jobPath) : undefined;
+  const job = await readJobFile(jobPath);
   const address = queueAddress(flags, env);
   const resolved = resolveRunSettings(flags, job, env);
   const logger = createLogger({ ...(env.logLevel ? { level: env.logLevel } : {}) });

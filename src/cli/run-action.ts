@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
 import { readEnvironment } from '../config/env.js';
-import { type RunFlags, resolveRunSettings } from '../config/settings.js';
+import { type RunFlags, readJobFile, resolveRunSettings } from '../config/settings.js';
 import type { RunningEmulator } from '../emulator/index.js';
 import {
   ExitCode,
@@ -26,8 +26,7 @@ export interface RunCommandFlags extends RunFlags {
 
 export async function runAction(jobPath: string | undefined, flags: RunCommandFlags): Promise<void> {
   const env = readEnvironment();
-  // zod and the job schema load only for a job file.
-  const job = jobPath ? await (await import('../config/job.js')).loadJobFile(jobPath) : undefined;
+  const job = await readJobFile(jobPath);
   const settings = resolveRunSettings(flags, job, env);
   const logger = createLogger({ ...(env.logLevel ? { level: env.logLevel } : {}) });
 

@@ -156,6 +156,11 @@ function nonNegative(flag: string, value: number | undefined): number | undefine
   return value;
 }
 
+/** The job file at `path`, if one is given; zod and the job schema load only then. */
+export async function readJobFile(path: string | undefined): Promise<JobFile | undefined> {
+  return path ? (await import('./job.js')).loadJobFile(path) : undefined;
+}
+
 /**
  * The job file's input format, when it still applies to `input`: an --input that replaces the job's
  * input keeps the job's format only if it has the same extension (a folder for a folder); otherwise
