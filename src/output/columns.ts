@@ -55,16 +55,16 @@ export async function readRowsOf(
 }
 
 function columnsOf(bytes: Buffer, format: OutputFormat, columns: readonly string[]): Table {
-  const table = format === 'parquet' ? parquetColumns(bytes, columns) : tableFromIPC(bytes);
-  return table.select([...columns]);
+  return format === 'parquet' ? parquetColumns(bytes, columns) : tableFromIPC(bytes).select([...columns]);
 }
 
+/** The one-shot reader decodes every column whatever it is asked: the table is narrowed after. */
 function parquetColumns(
   bytes: Buffer,
   columns: readonly string[],
   rows?: { readonly offset: number; readonly limit: number },
 ): Table {
-  return tableFromIPC(pw.readParquet(bytes, { columns: [...columns], ...rows }).intoIPCStream());
+  return tableFromIPC(pw.readParquet(bytes, rows).intoIPCStream()).select([...columns]);
 }
 
 /** Any failure as an OutputError naming the file and the columns. */
