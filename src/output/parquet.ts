@@ -58,21 +58,6 @@ export function encodeParquet(
   return pw.writeParquet(table, props);
 }
 
-/** Rows recorded in a Parquet file's footer (reads the footer only). */
-export async function parquetRowCount(bytes: Uint8Array): Promise<number> {
-  const file = await pw.ParquetFile.fromFile(new Blob([bytes]));
-  try {
-    const meta = file.metadata();
-    const fileMeta = meta.fileMetadata();
-    const rows = fileMeta.numRows();
-    fileMeta.free();
-    meta.free();
-    return rows;
-  } finally {
-    file.free();
-  }
-}
-
 /** A Parquet file's key-value metadata, read from its footer (the file is not read whole). */
 export async function parquetFileMetadata(path: string): Promise<Record<string, string>> {
   return (await parquetFooter(path)).metadata;
@@ -83,6 +68,21 @@ export interface ParquetFooter {
   readonly rows: number;
   /** Rows per row group. */
   readonly rowGroups: readonly number[];
+}
+
+/** Rows in a Parquet file, from its footer (the file is not read whole). */
+export async function parquetRowCount(path: string): Promise<number> {
+  const file = await pw.ParquetFile.fromFile(await openAsBlob(path));
+  try {
+    const meta = file.metadata();
+    const fileMeta = meta.fileMetadata();
+    const rows = fileMeta.numRows();
+    fileMeta.free();
+    meta.free();
+    return rows;
+  } finally {
+    file.free();
+  }
 }
 
 /** What a Parquet file's footer says: key-value metadata and row counts (the file is not read whole). */

@@ -12,7 +12,7 @@
 import { OutputError } from '../errors.js';
 import { arrowFileMetadata, arrowRowCount, encodeArrowIpcFile } from './arrow.js';
 import { writeFileAtomic } from './atomic.js';
-import { encodeParquet, type ParquetCompression, parquetFileMetadata, parquetFooter } from './parquet.js';
+import { encodeParquet, type ParquetCompression, parquetFileMetadata, parquetRowCount } from './parquet.js';
 import type { PartRows } from './rows.js';
 
 export type OutputFormat = 'parquet' | 'arrow';
@@ -36,8 +36,8 @@ export const CODECS: Readonly<Record<OutputFormat, PartCodec>> = {
   parquet: {
     extension: '.parquet',
     encode: (rows, metadata, compression) => encodeParquet(rows, metadata, { compression }),
-    // From the file: its footer and page index are read, and the bytes are not copied again.
-    countRows: async (_bytes, path) => (await parquetFooter(path)).rows,
+    // From the file: its footer is read, and the bytes are not copied again.
+    countRows: (_bytes, path) => parquetRowCount(path),
     readMetadata: parquetFileMetadata,
   },
   arrow: {
