@@ -22,6 +22,9 @@ export function embeddingFor(model: string, text: string, dims: number): Float32
   return out;
 }
 
+/** The draws of writeEmbedding, kept between calls (grown to the largest dims asked). */
+let scratch = new Float64Array(0);
+
 /**
  * embeddingFor into a caller's buffer (its length is the dims), so a whole batch can live in one
  * Float32Array. The draws go to a float64 scratch kept between calls (steps 3 and 4 in one pass).
@@ -30,12 +33,9 @@ export function writeEmbedding(model: string, text: string, out: Float32Array): 
   const digest = createHash('sha256').update(`${model}\n${text}`, 'utf8').digest();
   const dims = out.length;
   if (scratch.length < dims) scratch = new Float64Array(dims);
-  const draws = scratch.subarray(0, dims);
-  const norm = Math.sqrt(Sfc32.fromDigest(digest).fillSigned(draws));
-  for (let i = 0; i < dims; i++) out[i] = draws[i]! / norm;
+  const norm = Math.sqrt(Sfc32.fromDigest(digest).fillSigned(scratch, dims));
+  for (let i = 0; i < dims; i++) out[i] = scratch[i]! / norm;
 }
-
-let scratch = new Float64Array(0);
 
 /** The text a multimodal block is embedded as: one line per part, `text:<text>` or `image:<url>`. */
 export function multimodalText(parts: readonly ContentPart[]): string {
