@@ -31,7 +31,7 @@ import {
   type RunSpec,
   RunStore,
 } from '../queue/distributed.js';
-import { batchRecordMetadata, batchRecordOf } from './batch-record.js';
+import { type BatchRecord, batchRecordFrom, batchRecordMetadata, batchRecordOf } from './batch-record.js';
 import { readCalibration } from './calibrate.js';
 import { embedderFor } from './embedder.js';
 import { finalizeRun } from './finalize-run.js';
@@ -105,7 +105,26 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     if (!state.known)
       throw new UnrecoverableError(`run ${runId} is unknown to this queue (its state was removed)`);
     if (state.paused) return delay(job, token, 5_000);
+    // BullMQ delivers at least once: an earlier delivery of this job may have committed the batch
+    // and died before the job was marked complete. Its run may be finalized already (its part
+    // compacted away): embedding it again would pay twice and write its rows a second time.
+    if (await runs.isDone(runId, batch.batchId)) {
+      logger.info({ runId, jobId: job.id }, 'batch already committed by an earlier delivery of its job');
+      return finalizeWhenSettled(runId);
+    }
     const run = await context(runId);
+    // Or it wrote the part and died before counting it: count it from the part's own record.
+    if (await run.writer.hasPart(batch.batchId)) {
+      const record = batchRecordFrom(await run.writer.readPartMetadata(batch.batchId));
+      if (record) {
+        logger.info(
+          { runId, jobId: job.id },
+          'batch part written by an earlier delivery of its job: counted, not sent again',
+        );
+        await runs.done(runId, batch.batchId, usageOf(record));
+        return finalizeWhenSettled(runId);
+      }
+    }
     try {
       const embedded = await run.reuse.embed(batch, never);
       // A job whose lock lapsed (this process froze, or stalled past the lock's duration) is done
@@ -123,7 +142,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         embedded.chunks.map((chunk) => chunk.hash),
         embedded.vectors,
       );
-      const usage = { inputs: record.rows, tokens: record.promptTokens, costUsd: record.cost };
+      const usage = usageOf(record);
       metrics?.jobCompleted(usage);
       // This batch's own retries (the process's counter also moves with its other jobs').
       for (let i = 0; i < record.retries; i++) metrics?.retry();
@@ -219,6 +238,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     },
   };
 }
+
+const usageOf = (record: BatchRecord) => ({
+  inputs: record.rows,
+  tokens: record.promptTokens,
+  costUsd: record.cost,
+});
 
 /** Moves the job back to delayed without spending an attempt (BullMQ's DelayedError protocol). */
 async function delay(job: Job, token: string | undefined, ms: number): Promise<never> {

@@ -18,6 +18,16 @@ import type { Batch } from '../domain.js';
 import { RedisError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 
+/** KEYS: run hash, done set, failed hash; ARGV: batch id, inputs, tokens, cost, now. */
+const COUNT_DONE = `
+if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
+redis.call('HINCRBY', KEYS[1], 'inputs', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'tokens', ARGV[3])
+redis.call('HINCRBYFLOAT', KEYS[1], 'costUsd', ARGV[4])
+redis.call('HSET', KEYS[1], 'lastDoneAt', ARGV[5])
+redis.call('HDEL', KEYS[3], ARGV[1])
+return 1`;
+
 export interface QueueAddress {
   readonly redisUrl: string;
   readonly queue: string;
@@ -194,23 +204,23 @@ export class RunStore {
     await this.#redis.hset(this.#key(runId), { produced: '1', planned: String(planned) });
   }
 
-  /** Counts a committed batch once, however often its job ran; true when it was new. */
+  /**
+   * Counts a committed batch once, however often its job ran; true when it was new. One script, so
+   * a worker killed in between cannot leave the batch counted and its usage not.
+   */
   async done(
     runId: string,
     batchId: string,
     usage: { inputs: number; tokens: number; costUsd: number },
   ): Promise<boolean> {
-    const added = await this.#redis.sadd(this.#key(runId, 'done'), batchId);
-    if (added === 0) return false;
-    await this.#redis
-      .multi()
-      .hincrby(this.#key(runId), 'inputs', usage.inputs)
-      .hincrby(this.#key(runId), 'tokens', usage.tokens)
-      .hincrbyfloat(this.#key(runId), 'costUsd', usage.costUsd)
-      .hset(this.#key(runId), 'lastDoneAt', String(Date.now()))
-      .hdel(this.#key(runId, 'failed'), batchId)
-      .exec();
-    return true;
+    const keys = [this.#key(runId), this.#key(runId, 'done'), this.#key(runId, 'failed')];
+    const args = [batchId, usage.inputs, usage.tokens, usage.costUsd, Date.now()];
+    return (await this.#redis.eval(COUNT_DONE, keys.length, ...keys, ...args)) === 1;
+  }
+
+  /** Whether the batch was counted committed (by this or an earlier delivery of its job). */
+  async isDone(runId: string, batchId: string): Promise<boolean> {
+    return (await this.#redis.sismember(this.#key(runId, 'done'), batchId)) === 1;
   }
 
   async failed(runId: string, batchId: string, reason: string): Promise<void> {

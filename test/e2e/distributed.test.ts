@@ -9,7 +9,10 @@ import { mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULTS } from '../../src/config/defaults.js';
 import {
   EMULATOR_API_KEY,
   type EmulatorOptions,
@@ -18,6 +21,7 @@ import {
   startEmulator,
 } from '../../src/emulator/index.js';
 import { lockDataset } from '../../src/output/lock.js';
+import { type BatchJobData, batchJobOptions } from '../../src/queue/distributed.js';
 import { type CliResult, runCli, spawnCli } from '../helpers/cli.js';
 import { type HardCorpus, writeHardCsv } from '../helpers/corpus.js';
 import { comparable, expectExactDataset } from '../helpers/dataset-checks.js';
@@ -318,6 +322,65 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(comparable(await readDataset(out))).toEqual(comparable(rows));
     await stopWorker(worker);
+  });
+
+  it('a job delivered again after its batch was committed neither pays nor writes twice', {
+    timeout: 90_000,
+  }, async () => {
+    const redis = await redisServer();
+    const emulator = await emulatorWith({});
+    const setup = { redis, baseUrl: emulator.baseUrl };
+    const out = join(root, 'redelivered');
+    const run = await enqueue(setup, corpusPath, out);
+    const dir = versionDir(out, run.version);
+    const { queue: name, prefix } = DEFAULTS.distributed;
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const queue = new Queue(name, { connection, prefix });
+    try {
+      // What BullMQ hands out again when a worker dies after its commit, before the job completes.
+      const [counted, uncounted] = (await queue.getJobs(['waiting'], 0, 1)).map((job) => ({
+        id: job.id!,
+        data: job.data as BatchJobData,
+      }));
+      const deliverAgain = async (job: typeof counted) => {
+        await queue.add('batch', job!.data, { ...batchJobOptions(), jobId: job!.id });
+        await waitFor('the job to finish', async () => (await queue.getJob(job!.id)) === undefined);
+      };
+
+      // Finalize held by the lock: every part is written, none compacted yet.
+      const held = await lockDataset(`${out}.versions`);
+      const first = startWorker(setup);
+      const allDone = async () => (await status(setup, run.runId)).done === run.batches.enqueued;
+      await waitFor('every batch to be done', allDone, 60_000, 300);
+      await stopWorker(first);
+      // Delivered again to another worker, which has not seen these batches' vectors.
+      const worker = startWorker(setup);
+      const requests = emulator.stats.requests;
+      // The second one died after renaming its part into place, before counting it.
+      const runKey = `${prefix}:${name}:run:${run.runId}`;
+      await connection.srem(`${runKey}:done`, uncounted!.data.batch.batchId);
+      await connection.hincrby(runKey, 'inputs', -uncounted!.data.batch.chunks.length);
+      await deliverAgain(counted);
+      await deliverAgain(uncounted);
+      await waitFor('every batch to be counted again', allDone, 20_000, 300);
+      expect(emulator.stats.requests).toBe(requests);
+      expect(await partsIn(dir)).toHaveLength(run.batches.enqueued);
+
+      await held.release();
+      await switchedTo(out, run.version, 20_000);
+      // After the switch (its part compacted away): nothing is sent, no part comes back.
+      await deliverAgain(counted);
+      await stopWorker(worker);
+      expect(emulator.stats.requests).toBe(requests);
+      expect(await partsIn(dir)).toEqual([]);
+      const rows = await readDataset(out);
+      expectExactDataset(rows, corpus.valid, EMULATOR_VECTORS);
+      // Usage counted once per batch, the re-counted one from its part's own record.
+      expect((await status(setup, run.runId)) as unknown).toMatchObject({ inputs: rows.length });
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
   });
 
   it('honours every Retry-After of a 429 storm across three workers and a producer', {
