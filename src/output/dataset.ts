@@ -186,6 +186,25 @@ export class DatasetWriter {
   }
 
   /**
+   * Removes the batch's part when a data file of the folder holds the batch too: a compaction took
+   * the batch in, and a late writer (a worker that stalled past its job's lock while another did
+   * the batch) renamed its part back into place. True when it removed the part.
+   */
+  async withdrawCompactedPart(batchId: string): Promise<boolean> {
+    const path = join(this.dir, this.partFileName(batchId));
+    for (const contents of (await this.compactedFiles(await this.listNames())).values()) {
+      if (!contents.batches.has(batchId)) continue;
+      try {
+        await rm(path, { force: true });
+      } catch (error) {
+        throw new OutputError(`cannot remove ${path}: ${messageOf(error)}`, { cause: error });
+      }
+      return true;
+    }
+    return false;
+  }
+
+  /**
    * Writes several embedded batches as one data file (the format compaction writes: the run
    * metadata once, each batch's own entries under its id), atomically. Fewer, larger files cost
    * far less per vector than a part per batch; resume finds every batch in the file's footer.

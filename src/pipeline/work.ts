@@ -146,7 +146,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       metrics?.jobCompleted(usage);
       // This batch's own retries (the process's counter also moves with its other jobs').
       for (let i = 0; i < record.retries; i++) metrics?.retry();
-      await runs.done(runId, batch.batchId, usage);
+      if (!(await runs.done(runId, batch.batchId, usage))) {
+        // Counted first by another delivery of this job: this worker stalled past its lock after
+        // the check above. If finalize already compacted the batch, this part is a second copy.
+        if (await run.writer.withdrawCompactedPart(batch.batchId))
+          logger.warn(
+            { runId, jobId: job.id },
+            'batch committed meanwhile by another worker: this late part was removed',
+          );
+      }
       // Also when an earlier run of this job counted it first: that run may have died before it
       // looked, and then nobody else would queue finalize.
       await finalizeWhenSettled(runId);

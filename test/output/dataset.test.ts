@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutputError } from '../../src/errors.js';
+import { compactParts } from '../../src/output/compact.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import { parquetFooter } from '../../src/output/parquet.js';
 import { encodePart, writeEncodedPart } from '../../src/output/part-file.js';
@@ -63,6 +64,27 @@ describe('DatasetWriter', () => {
     ]);
     expect((await readdir(dir)).sort()).toEqual(['part-b1.parquet', 'part-b2.parquet']);
     expect((await parquetFooter(join(dir, 'part-b2.parquet'))).rows).toBe(64);
+  });
+
+  it('withdraws a late part of a batch a compaction already took in, and only such a part', async () => {
+    const dir = freshDir();
+    const writer = new DatasetWriter({ dir, format: 'parquet', metadata: {} });
+    const late = makeBatch({ batchId: 'b1', rows: 5, dims: 3, seed: 1 });
+    await writer.writePart('b1', late);
+    await writer.writePart('b2', makeBatch({ batchId: 'b2', rows: 3, dims: 3, seed: 2 }));
+    const { files } = await compactParts({ dir, format: 'parquet', parts: ['part-b1.parquet'] });
+    const dataFile = files[0]!.file;
+    // A worker that stalled past its job's lock renames its part of b1 back into place.
+    await writer.writePart('b1', late);
+    expect(await writer.withdrawCompactedPart('b1')).toBe(true);
+    expect(await writer.withdrawCompactedPart('b2')).toBe(false);
+    expect((await readdir(dir)).sort()).toEqual([dataFile, 'part-b2.parquet'].sort());
+    expect(await writer.batchFiles()).toEqual(
+      new Map([
+        ['b1', dataFile],
+        ['b2', 'part-b2.parquet'],
+      ]),
+    );
   });
 
   it('lists only complete parts of its own format', async () => {
