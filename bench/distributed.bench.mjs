@@ -29,16 +29,15 @@ const redisServer = spawn(
     stdio: 'ignore',
   },
 );
-const redis = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: null });
-for (let i = 0; ; i++) {
-  try {
-    await redis.connect();
-    break;
-  } catch {
-    if (i > 50) throw new Error('redis-server did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+// Connects once redis-server listens (a connect() called again while ioredis retries is refused).
+const redis = new Redis({ port, maxRetriesPerRequest: null, retryStrategy: () => 100 });
+await new Promise((resolve, reject) => {
+  const timer = setTimeout(() => reject(new Error('redis-server did not start')), 10_000);
+  redis.once('ready', () => {
+    clearTimeout(timer);
+    resolve();
+  });
+});
 const config = join(dir, 'gateway.json');
 await writeFile(
   config,

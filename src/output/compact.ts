@@ -2,7 +2,10 @@
  * Compaction: the dataset's many small part files (one per batch) merged, in dataset order, into a
  * few large data files (`data-<NNNNN>-<content id>.parquet`) with row groups sized for DuckDB and
  * Arrow readers. Each data file carries every merged batch's metadata (see compacted-file.ts), so
- * resume and accounting work on a compacted dataset as on parts.
+ * resume and accounting work on a compacted dataset as on parts. A Parquet part whose rows all stay
+ * is copied as its record batches in wasm memory, without the trip through Arrow JS and back that a
+ * filtered one takes (100,000 rows of 384 dims in 782 parts: 4.6–4.8 s, 6.0–6.7 CPU s before; 3.3 s,
+ * 3.9 CPU s after).
  *
  * Safety: every new file is written to a temp file and read back (its row count and batch map)
  * before any is renamed into place; the merged files are removed only after all new files are in
@@ -36,10 +39,10 @@ import {
   withoutWriterKeys,
 } from './compacted-file.js';
 import { PART_METADATA_KEYS, parsePartFileName } from './dataset.js';
-import { fileBatches, readAhead } from './file-batches.js';
+import { fileBatches, parquetWasmBatches, readAhead } from './file-batches.js';
 import { isNotFound, messageOf } from './fs-errors.js';
 import { DEFAULT_PARQUET_COMPRESSION, type ParquetCompression, parquetFooter } from './parquet.js';
-import { writeParquetStream } from './parquet-stream.js';
+import { type StreamBatch, writeParquetStream } from './parquet-stream.js';
 import { CODECS, type OutputFormat } from './part-file.js';
 import { HASH_COLUMN, ID_COLUMN } from './table.js';
 
@@ -56,6 +59,12 @@ export interface CompactOptions {
    * longer planned inside an older data file) are dropped.
    */
   readonly keepRow?: (partFile: string, documentId: string, contentHash: string) => boolean;
+  /**
+   * Whether `keepRow` keeps every row of this file, known without reading its rows (default: only
+   * when there is no keepRow). Such a Parquet part is copied as it is, without decoding it to Arrow
+   * JS and encoding it again: compaction ran at about half the CPU.
+   */
+  readonly keepsEveryRow?: (file: string) => boolean;
   /** Whether a batch stays listed in the output's metadata (default all): a batch no longer planned goes. */
   readonly keepBatch?: (batchId: string) => boolean;
   /** A data file takes input files until their bytes would pass this (it always takes one). */
@@ -266,7 +275,8 @@ async function writeGroup(options: CompactOptions, group: Group, checks: Checks)
   const temp = await TempFile.create(provisional);
   const hash = createHash('sha256');
   let rows = 0;
-  async function* batches(): AsyncGenerator<RecordBatch> {
+  const keepsEveryRow = options.keepRow ? (options.keepsEveryRow ?? (() => false)) : () => true;
+  async function* batches(): AsyncGenerator<StreamBatch> {
     let last: RecordBatch | undefined;
     let yielded = false;
     let ahead = readAhead(inputs[0]!.path, format, inputs[0]!.bytes);
@@ -277,6 +287,16 @@ async function writeGroup(options: CompactOptions, group: Group, checks: Checks)
         ahead = next ? readAhead(next.path, format, next.bytes) : Promise.resolve(undefined);
         // Awaited on the next turn; until then a failure must not count as unhandled.
         ahead.catch(() => {});
+        const whole = contents && keepsEveryRow(input.name) ? parquetWasmBatches(contents) : undefined;
+        if (whole) {
+          checks.columns.check(whole.fields, input.path);
+          for (const batch of whole.batches) {
+            rows += batch.numRows;
+            yielded = true;
+            yield batch;
+          }
+          continue;
+        }
         for await (const batch of fileBatches(input.path, format, contents)) {
           checks.columns.check(batch.schema.fields, input.path);
           last = batch;
@@ -306,7 +326,9 @@ async function writeGroup(options: CompactOptions, group: Group, checks: Checks)
         rowGroups: { bytes: rowGroupBytes, rows: options.rowGroupRows ?? DEFAULTS.compaction.rowGroupRows },
       });
     } else {
-      await writeArrowStream(metadata, batches(), sink, { recordBatchBytes: rowGroupBytes });
+      // Arrow files are never read whole (readAhead), so none of their batches stays in wasm.
+      const arrowBatches = batches() as AsyncGenerator<RecordBatch>;
+      await writeArrowStream(metadata, arrowBatches, sink, { recordBatchBytes: rowGroupBytes });
     }
     await temp.close();
     await verify(temp.path, format, rows, metadata[COMPACTED_BATCHES_KEY]!, provisional);

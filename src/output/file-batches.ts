@@ -5,7 +5,15 @@
  */
 import { openAsBlob } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
-import { makeData, RecordBatch, RecordBatchReader, type Schema, Struct, tableFromIPC } from 'apache-arrow';
+import {
+  type Field,
+  makeData,
+  RecordBatch,
+  RecordBatchReader,
+  type Schema,
+  Struct,
+  tableFromIPC,
+} from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 import type { OutputFormat } from './part-file.js';
 
@@ -31,6 +39,24 @@ export function fileBatches(
   contents?: Uint8Array,
 ): AsyncGenerator<RecordBatch> {
   return format === 'parquet' ? parquetBatches(path, contents) : arrowBatches(path);
+}
+
+/**
+ * A Parquet file's record batches left in wasm memory, to be copied into another Parquet file as
+ * they are (no trip through Arrow JS and back), with the file's columns. Undefined for a file of no
+ * rows: fileBatches gives its empty batch.
+ */
+export function parquetWasmBatches(
+  contents: Uint8Array,
+): { fields: Field[]; batches: pw.RecordBatch[] } | undefined {
+  const table = pw.readParquet(contents);
+  try {
+    if (table.numBatches === 0) return undefined;
+    const fields = tableFromIPC(table.schema.intoIPCStream()).schema.fields;
+    return { fields, batches: table.recordBatches() };
+  } finally {
+    table.free();
+  }
 }
 
 async function* parquetBatches(path: string, contents?: Uint8Array): AsyncGenerator<RecordBatch> {

@@ -16,13 +16,19 @@ export interface ParquetStreamOptions {
 }
 
 /**
+ * A batch to write: an Arrow JS batch, or one already in wasm memory (read from a Parquet file and
+ * copied as it is), which the writer takes over.
+ */
+export type StreamBatch = RecordBatch | pw.RecordBatch;
+
+/**
  * Encodes `batches` (at least one, an empty one for a file of no rows; all with the first one's
  * columns) into one Parquet file whose key-value metadata is `metadata`, passing the bytes to `sink`
  * in order. Rethrows the first error of `batches`.
  */
 export async function writeParquetStream(
   metadata: Record<string, string>,
-  batches: AsyncIterable<RecordBatch>,
+  batches: AsyncIterable<StreamBatch>,
   sink: (chunk: Uint8Array) => Promise<void>,
   options: ParquetStreamOptions,
 ): Promise<void> {
@@ -45,9 +51,13 @@ export async function writeParquetStream(
           }
           // The writer takes the file's schema from the first batch (it becomes ARROW:schema); later
           // batches go without the metadata, which would otherwise be encoded again with each.
-          const fields = next.value.schema.fields;
-          const schema = new Schema(fields, first ? new Map(Object.entries(metadata)) : undefined);
-          controller.enqueue(toWasm(new RecordBatch(schema, next.value.data)));
+          const schemaMetadata = new Map(first ? Object.entries(metadata) : []);
+          const batch = next.value;
+          controller.enqueue(
+            batch instanceof RecordBatch
+              ? toWasm(new RecordBatch(new Schema(batch.schema.fields, schemaMetadata), batch.data))
+              : withSchemaMetadata(batch, schemaMetadata),
+          );
           first = false;
         } catch (error) {
           failure ??= { error };
@@ -74,6 +84,17 @@ export async function writeParquetStream(
   if (failure) {
     await iterator.return?.().catch(() => {});
     throw failure.error;
+  }
+}
+
+/** The wasm batch with its schema's metadata replaced (a part's own metadata is not the file's). */
+function withSchemaMetadata(batch: pw.RecordBatch, metadata: Map<string, string>): pw.RecordBatch {
+  const schema = batch.schema;
+  try {
+    return batch.withSchema(schema.withMetadata(metadata));
+  } finally {
+    schema.free();
+    batch.free();
   }
 }
 

@@ -102,6 +102,9 @@ export async function compactDataset(input: FinalizeInput): Promise<{ files: str
       format: writer.format,
       parts: inputs,
       keepBatch: (batchId) => plannedSet.has(batchId),
+      // No document re-planned (a distributed run's are never): a file that is not stale keeps
+      // every row, and a part is copied without being decoded.
+      keepsEveryRow: (file) => owners.size === 0 && !stale.has(file),
       keepRow: (file, documentId, hash) => {
         const owner = owners.get(documentId);
         if (owner !== undefined && fileOf.get(owner) !== file) return false;
