@@ -14,8 +14,9 @@
  * whose batches are all among the files being compacted is such a leftover, and the next compaction
  * removes it with its inputs.
  *
- * Memory: the input being merged and the next one, read ahead (a part each, or a row group of a
- * large data file), plus one output row group in the Parquet writer (one record batch for Arrow).
+ * Memory: the input being merged and those read ahead of it (up to 8 MB of them, at least the next
+ * one; a large data file is read a row group at a time instead), plus one output row group in the
+ * Parquet writer (one record batch for Arrow) and the one being written to disk.
  * Measured peak RSS: ~300 MB for 500,000 rows of 256 dims with the default 16 MB row groups.
  */
 import { createHash } from 'node:crypto';
@@ -138,14 +139,21 @@ export async function compactParts(options: CompactOptions): Promise<CompactionR
 
   await moveIntoPlace(dir, written);
   const removed = [...inputs.map((i) => i.name), ...leftovers];
-  for (const name of removed) {
-    const path = join(dir, name);
-    try {
-      await rm(path, { force: true });
-    } catch (error) {
-      throw new OutputError(`compacted, but cannot remove ${path}: ${messageOf(error)}`, { cause: error });
-    }
-  }
+  const limit = pLimit(SURVEY_CONCURRENCY);
+  await Promise.all(
+    removed.map((name) =>
+      limit(async () => {
+        const path = join(dir, name);
+        try {
+          await rm(path, { force: true });
+        } catch (error) {
+          throw new OutputError(`compacted, but cannot remove ${path}: ${messageOf(error)}`, {
+            cause: error,
+          });
+        }
+      }),
+    ),
+  );
   await syncDirectory(dir);
   return {
     files: written.map((w) => ({ file: w.file, rows: w.rows, bytes: w.temp.bytes, batches: w.batches })),
@@ -154,7 +162,7 @@ export async function compactParts(options: CompactOptions): Promise<CompactionR
   };
 }
 
-/** Footer reads in flight during the survey: each mostly waits on small file reads. */
+/** Footer reads (the survey) or removals in flight: each mostly waits on the file system. */
 const SURVEY_CONCURRENCY = 8;
 
 /** Reads every input's metadata (footers only) and refuses names that are not files of the dataset. */
@@ -279,14 +287,10 @@ async function writeGroup(options: CompactOptions, group: Group, checks: Checks)
   async function* batches(): AsyncGenerator<StreamBatch> {
     let last: RecordBatch | undefined;
     let yielded = false;
-    let ahead = readAhead(inputs[0]!.path, format, inputs[0]!.bytes);
+    const reads = new ReadsAhead(inputs, format);
     for (const [k, input] of inputs.entries()) {
       try {
-        const contents = await ahead;
-        const next = inputs[k + 1];
-        ahead = next ? readAhead(next.path, format, next.bytes) : Promise.resolve(undefined);
-        // Awaited on the next turn; until then a failure must not count as unhandled.
-        ahead.catch(() => {});
+        const contents = await reads.take(k);
         const whole = contents && keepsEveryRow(input.name) ? parquetWasmBatches(contents) : undefined;
         if (whole) {
           checks.columns.check(whole.fields, input.path);
@@ -314,9 +318,14 @@ async function writeGroup(options: CompactOptions, group: Group, checks: Checks)
     // Every row dropped: the file still holds its batches' metadata, and needs its columns.
     if (!yielded && last) yield last.slice(0, 0);
   }
+  // One write in flight while the writer encodes the next row group (awaiting each write stalled
+  // the encoding: ~0.6 s of a 4 s finalize of 100,000 rows).
+  let writing = Promise.resolve();
   const sink = async (chunk: Uint8Array) => {
     hash.update(chunk);
-    await temp.write(chunk);
+    await writing;
+    writing = temp.write(chunk);
+    writing.catch(() => {});
   };
   try {
     const rowGroupBytes = options.rowGroupBytes ?? DEFAULTS.compaction.rowGroupBytes;
@@ -330,6 +339,7 @@ async function writeGroup(options: CompactOptions, group: Group, checks: Checks)
       const arrowBatches = batches() as AsyncGenerator<RecordBatch>;
       await writeArrowStream(metadata, arrowBatches, sink, { recordBatchBytes: rowGroupBytes });
     }
+    await writing;
     await temp.close();
     await verify(temp.path, format, rows, metadata[COMPACTED_BATCHES_KEY]!, provisional);
   } catch (error) {
@@ -373,6 +383,46 @@ async function verify(
     );
   }
 }
+
+/**
+ * Files read before they are merged: the next one always, more while their bytes stay within
+ * READ_AHEAD_BYTES, so the reads (each an open, a stat, a read and a close on libuv's threads)
+ * overlap the merging instead of waiting for it, part after part.
+ */
+class ReadsAhead {
+  readonly #reads: (Promise<Uint8Array | undefined> | undefined)[] = [];
+  #started = 0;
+  /** Bytes of the reads started for inputs after the one being merged. */
+  #bytesAhead = 0;
+
+  constructor(
+    private readonly inputs: readonly Input[],
+    private readonly format: OutputFormat,
+  ) {}
+
+  /** Input k's contents (see readAhead); reads of the inputs after it start now. */
+  take(k: number): Promise<Uint8Array | undefined> {
+    const { inputs } = this;
+    if (k > 0 && k < this.#started) this.#bytesAhead -= inputs[k]!.bytes;
+    while (
+      this.#started < inputs.length &&
+      (this.#started <= k + 1 || this.#bytesAhead + inputs[this.#started]!.bytes <= READ_AHEAD_BYTES)
+    ) {
+      const input = inputs[this.#started]!;
+      const read = readAhead(input.path, this.format, input.bytes);
+      // Awaited later; until then a failure must not count as unhandled.
+      read.catch(() => {});
+      this.#reads[this.#started] = read;
+      if (this.#started > k) this.#bytesAhead += input.bytes;
+      this.#started += 1;
+    }
+    const read = this.#reads[k]!;
+    this.#reads[k] = undefined;
+    return read;
+  }
+}
+
+const READ_AHEAD_BYTES = 8 * 2 ** 20;
 
 /** Renames every written file into place; if one rename fails, the ones done are taken back. */
 async function moveIntoPlace(dir: string, written: readonly Written[]): Promise<void> {
