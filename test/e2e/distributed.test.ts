@@ -433,18 +433,18 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     const out = join(root, 'credits');
     const run = await enqueue(setup, corpusPath, out);
     const workers = [startWorker(setup), startWorker(setup)];
+    // Paused as soon as one job met the 402; the jobs still in flight meet it too, then wait.
     const paused = await waitFor(
-      'the run to pause',
+      'the run to pause, no job left active',
       async () => {
         const s = await status(setup, run.runId);
-        return s.state === 'paused' ? s : undefined;
+        return s.state === 'paused' && s.queue['active'] === 0 ? s : undefined;
       },
       60_000,
       300,
     );
     expect(paused.paused).toMatch(/credits exhausted/);
     expect(paused.done).toBeLessThan(run.batches.enqueued);
-    expect(paused.queue['active']).toBe(0);
     expect(await readlink(out).catch(() => undefined)).toBeUndefined();
     // Paused means paused: no worker sends anything more.
     const requestsWhenPaused = emulator.stats.requests;
