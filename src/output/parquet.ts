@@ -71,37 +71,39 @@ export interface ParquetFooter {
 }
 
 /** Rows in a Parquet file, from its footer (the file is not read whole). */
-export async function parquetRowCount(path: string): Promise<number> {
-  const file = await pw.ParquetFile.fromFile(await openAsBlob(path));
-  try {
-    const meta = file.metadata();
-    const fileMeta = meta.fileMetadata();
-    const rows = fileMeta.numRows();
-    fileMeta.free();
-    meta.free();
-    return rows;
-  } finally {
-    file.free();
-  }
+export function parquetRowCount(path: string): Promise<number> {
+  return readFooter(path, (_meta, fileMeta) => fileMeta.numRows());
 }
 
 /** What a Parquet file's footer says: key-value metadata and row counts (the file is not read whole). */
-export async function parquetFooter(path: string): Promise<ParquetFooter> {
-  const file = await pw.ParquetFile.fromFile(await openAsBlob(path));
-  try {
-    const meta = file.metadata();
-    const fileMeta = meta.fileMetadata();
+export function parquetFooter(path: string): Promise<ParquetFooter> {
+  return readFooter(path, (meta, fileMeta) => {
     const entries = fileMeta.keyValueMetadata() as Map<string, string>;
-    const rows = fileMeta.numRows();
     const rowGroups: number[] = [];
     for (let i = 0; i < meta.numRowGroups(); i++) {
       const group = meta.rowGroup(i);
       rowGroups.push(group.numRows());
       group.free();
     }
-    fileMeta.free();
-    meta.free();
-    return { metadata: Object.fromEntries(entries), rows, rowGroups };
+    return { metadata: Object.fromEntries(entries), rows: fileMeta.numRows(), rowGroups };
+  });
+}
+
+/** Opens the file's footer, hands it to `read`, and frees every wasm object it opened. */
+async function readFooter<T>(
+  path: string,
+  read: (meta: pw.ParquetMetaData, fileMeta: pw.FileMetaData) => T,
+): Promise<T> {
+  const file = await pw.ParquetFile.fromFile(await openAsBlob(path));
+  try {
+    const meta = file.metadata();
+    const fileMeta = meta.fileMetadata();
+    try {
+      return read(meta, fileMeta);
+    } finally {
+      fileMeta.free();
+      meta.free();
+    }
   } finally {
     file.free();
   }
