@@ -109,6 +109,9 @@ interface Written {
   readonly batches: readonly string[];
 }
 
+/** Footer reads (the survey) or removals in flight: each mostly waits on the file system. */
+const FILE_OPS_IN_FLIGHT = 8;
+
 export async function compactParts(options: CompactOptions): Promise<CompactionResult> {
   const { dir, format } = options;
   if (options.parts.length === 0) return { files: [], removed: [], droppedRows: 0 };
@@ -139,7 +142,7 @@ export async function compactParts(options: CompactOptions): Promise<CompactionR
 
   await moveIntoPlace(dir, written);
   const removed = [...inputs.map((i) => i.name), ...leftovers];
-  const limit = pLimit(SURVEY_CONCURRENCY);
+  const limit = pLimit(FILE_OPS_IN_FLIGHT);
   await Promise.all(
     removed.map((name) =>
       limit(async () => {
@@ -162,13 +165,10 @@ export async function compactParts(options: CompactOptions): Promise<CompactionR
   };
 }
 
-/** Footer reads (the survey) or removals in flight: each mostly waits on the file system. */
-const SURVEY_CONCURRENCY = 8;
-
 /** Reads every input's metadata (footers only) and refuses names that are not files of the dataset. */
 async function surveyInputs(options: CompactOptions): Promise<Input[]> {
   const { dir, format } = options;
-  const limit = pLimit(SURVEY_CONCURRENCY);
+  const limit = pLimit(FILE_OPS_IN_FLIGHT);
   const inputs = await Promise.all(options.parts.map((name) => limit(() => surveyInput(dir, format, name))));
   const seen = new Map<string, string>();
   for (const input of inputs) {

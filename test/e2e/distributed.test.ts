@@ -148,6 +148,10 @@ async function status(setup: Setup, runId: string): Promise<Status> {
   return JSON.parse(r.stdout) as Status;
 }
 
+/** A check for waitFor: every batch the run enqueued is counted done. */
+const everyBatchDone = (setup: Setup, run: EnqueueSummary) => async () =>
+  (await status(setup, run.runId)).done === run.batches.enqueued;
+
 async function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined | false> | T | undefined | false,
@@ -298,12 +302,7 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     // does until it exits, or a `finalize` by hand): finalize waits its turn, then switches.
     const held = await lockDataset(`${out}.versions`);
     const worker = startWorker(setup);
-    await waitFor(
-      'every batch to be done',
-      async () => (await status(setup, first.runId)).done === first.batches.enqueued,
-      60_000,
-      300,
-    );
+    await waitFor('every batch to be done', everyBatchDone(setup, first), 60_000, 300);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await readlink(out).catch(() => undefined)).toBeUndefined();
     await held.release();
@@ -350,7 +349,7 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
       // Finalize held by the lock: every part is written, none compacted yet.
       const held = await lockDataset(`${out}.versions`);
       const first = startWorker(setup);
-      const allDone = async () => (await status(setup, run.runId)).done === run.batches.enqueued;
+      const allDone = everyBatchDone(setup, run);
       await waitFor('every batch to be done', allDone, 60_000, 300);
       await stopWorker(first);
       // Delivered again to another worker, which has not seen these batches' vectors.
