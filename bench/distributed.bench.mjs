@@ -105,7 +105,8 @@ try {
     const started = performance.now();
     await cli(['enqueue', ...common, '--out', out, '--queue', queue]);
     const enqueued = performance.now();
-    while (!(await readlink(out).catch(() => undefined))) await new Promise((r) => setTimeout(r, 100));
+    while (!(await readlink(out).catch(() => undefined))) await new Promise((r) => setTimeout(r, 50));
+    const switchedAt = Date.now();
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
     const rate = chunks / seconds;
@@ -118,7 +119,8 @@ try {
       `${workers} worker(s) × ${perWorker} in flight: ${chunks} chunks in ${seconds.toFixed(1)} s (enqueue done at ` +
         `${((enqueued - started) / 1000).toFixed(1)} s) = ${Math.round(rate)}/s, ${((100 * rate) / ceiling).toFixed(0)}% of the ` +
         `${ceiling}/s ceiling; embedding phase ${embedding?.toFixed(1)} s = ${embedding ? Math.round(chunks / embedding) : '?'}/s, ` +
-        `${embedding ? ((100 * chunks) / embedding / ceiling).toFixed(0) : '?'}%; Redis peak ${(peak / 2 ** 20).toFixed(1)} MB`,
+        `${embedding ? ((100 * chunks) / embedding / ceiling).toFixed(0) : '?'}%; ` +
+        `finalize ${lastDoneAt ? ((switchedAt - Number(lastDoneAt)) / 1000).toFixed(2) : '?'} s; Redis peak ${(peak / 2 ** 20).toFixed(1)} MB`,
     );
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(children.map((child) => once(child, 'exit')));

@@ -75,6 +75,8 @@ export interface CompactOptions {
   readonly rowGroupRows?: number;
   /** Parquet only; default snappy, as for parts. */
   readonly compression?: ParquetCompression;
+  /** How an input's key-value metadata is read (default: its footer, from the file). */
+  readonly readMetadata?: (path: string) => Promise<Record<string, string>>;
 }
 
 export interface CompactedFile {
@@ -168,8 +170,11 @@ export async function compactParts(options: CompactOptions): Promise<CompactionR
 /** Reads every input's metadata (footers only) and refuses names that are not files of the dataset. */
 async function surveyInputs(options: CompactOptions): Promise<Input[]> {
   const { dir, format } = options;
+  const read = options.readMetadata ?? CODECS[format].readMetadata;
   const limit = pLimit(FILE_OPS_IN_FLIGHT);
-  const inputs = await Promise.all(options.parts.map((name) => limit(() => surveyInput(dir, format, name))));
+  const inputs = await Promise.all(
+    options.parts.map((name) => limit(() => surveyInput(dir, format, name, read))),
+  );
   const seen = new Map<string, string>();
   for (const input of inputs) {
     for (const id of input.batches.keys()) {
@@ -183,7 +188,12 @@ async function surveyInputs(options: CompactOptions): Promise<Input[]> {
   return inputs;
 }
 
-async function surveyInput(dir: string, format: OutputFormat, name: string): Promise<Input> {
+async function surveyInput(
+  dir: string,
+  format: OutputFormat,
+  name: string,
+  readMetadata: (path: string) => Promise<Record<string, string>>,
+): Promise<Input> {
   const path = join(dir, name);
   const part = parsePartFileName(name);
   const compacted = parseCompactedFileName(name);
@@ -194,7 +204,7 @@ async function surveyInput(dir: string, format: OutputFormat, name: string): Pro
   let metadata: Record<string, string>;
   try {
     bytes = (await stat(path)).size;
-    metadata = await CODECS[format].readMetadata(path);
+    metadata = await readMetadata(path);
   } catch (error) {
     throw new OutputError(`cannot compact ${path}: ${messageOf(error)}`, { cause: error });
   }

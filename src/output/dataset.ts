@@ -54,6 +54,11 @@ export interface DatasetWriterOptions {
    * planHasImages), so every writer of one plan writes the same columns.
    */
   readonly imageColumns?: boolean;
+  /**
+   * How a file's key-value metadata is read (default: from the file, Parquet's footer only). A
+   * distributed finalize passes one that reads each file once for its tally and its compaction.
+   */
+  readonly readMetadata?: (path: string) => Promise<Record<string, string>>;
 }
 
 /**
@@ -113,6 +118,8 @@ export class DatasetWriter {
   private readonly codec: (typeof CODECS)[OutputFormat];
   private readonly compression: ParquetCompression;
   private readonly imageColumns: boolean;
+  /** A file's key-value metadata (see DatasetWriterOptions.readMetadata). */
+  readonly readFileMetadata: (path: string) => Promise<Record<string, string>>;
 
   constructor(opts: DatasetWriterOptions) {
     this.dir = opts.dir;
@@ -122,6 +129,7 @@ export class DatasetWriter {
     this.codec = CODECS[opts.format];
     this.compression = opts.compression ?? DEFAULT_PARQUET_COMPRESSION;
     this.imageColumns = opts.imageColumns ?? planHasImages(opts.metadata[RUN_METADATA_KEYS.plan]);
+    this.readFileMetadata = opts.readMetadata ?? this.codec.readMetadata;
   }
 
   partFileName(batchId: string): string {
@@ -278,7 +286,7 @@ export class DatasetWriter {
   async readPartMetadata(batchId: string): Promise<Record<string, string>> {
     const path = join(this.dir, this.partFileName(batchId));
     try {
-      return withoutWriterKeys(await this.codec.readMetadata(path));
+      return withoutWriterKeys(await this.readFileMetadata(path));
     } catch (error) {
       // (openAsBlob does not say ENOENT: ask the folder.)
       if (await this.hasPart(batchId)) {

@@ -102,6 +102,7 @@ export async function compactDataset(input: FinalizeInput): Promise<{ files: str
       format: writer.format,
       parts: inputs,
       keepBatch: (batchId) => plannedSet.has(batchId),
+      readMetadata: writer.readFileMetadata,
       // No document re-planned (a distributed run's are never): a file that is not stale keeps
       // every row, and a part is copied without being decoded.
       keepsEveryRow: (file) => owners.size === 0 && !stale.has(file),

@@ -127,6 +127,7 @@ export function versionWriter(version: {
   model: string;
   planKey: string;
   dims?: number;
+  readMetadata?: (path: string) => Promise<Record<string, string>>;
 }): DatasetWriter {
   return new DatasetWriter({
     dir: version.dir,
@@ -137,6 +138,7 @@ export function versionWriter(version: {
       'embedpipe.tool': `${TOOL.name}@${TOOL.version}`,
     },
     ...(version.dims ? { dims: version.dims } : {}),
+    ...(version.readMetadata ? { readMetadata: version.readMetadata } : {}),
   });
 }
 
