@@ -3,6 +3,7 @@
  * target. A reader (or a resumed run) sees either the old file or the whole new one, never a torn
  * part file.
  */
+import { writeSync } from 'node:fs';
 import { type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OutputError } from '../errors.js';
@@ -59,11 +60,6 @@ export interface AtomicWriteOptions {
    * and a part lost to a power cut is only re-embedded, never torn.
    */
   readonly syncDirectory?: boolean;
-  /**
-   * Checks the written temp file before it is renamed in; what it throws fails the write (the temp
-   * file is removed, and an OutputError it throws is passed on as it is).
-   */
-  readonly verify?: (tempPath: string) => Promise<void>;
 }
 
 /** Replaces `path` with `bytes` atomically. On failure the temp file is removed and OutputError names `path` and the cause. */
@@ -80,12 +76,10 @@ export async function writeFileAtomic(
     await handle.sync();
     await handle.close();
     handle = undefined;
-    await options.verify?.(temp);
     await rename(temp, path);
   } catch (error) {
     await handle?.close().catch(() => {});
     await rm(temp, { force: true }).catch(() => {});
-    if (error instanceof OutputError) throw error;
     throw new OutputError(`cannot write ${path}: ${messageOf(error)}`, { cause: error });
   }
   if (options.syncDirectory ?? true) await syncDirectory(dirname(path));
@@ -128,6 +122,22 @@ export class TempFile {
         const { bytesWritten } = await this.handle.write(chunk, done, chunk.byteLength - done);
         done += bytesWritten;
       }
+      this.size += done;
+    } catch (error) {
+      throw new OutputError(`cannot write ${this.path}: ${messageOf(error)}`, { cause: error });
+    }
+  }
+
+  /**
+   * Writes `chunk` before returning (into the page cache: about a millisecond for a few MB), so the
+   * caller can drop it at once. A buffer held across awaits outlives two scavenges and waits for a
+   * full GC to be freed: encoded files written asynchronously were ~30 MB of a run's peak RSS.
+   */
+  writeNow(chunk: Uint8Array): void {
+    if (!this.handle) throw new OutputError(`${this.path}: written after close`);
+    try {
+      let done = 0;
+      while (done < chunk.byteLength) done += writeSync(this.handle.fd, chunk, done, chunk.byteLength - done);
       this.size += done;
     } catch (error) {
       throw new OutputError(`cannot write ${this.path}: ${messageOf(error)}`, { cause: error });

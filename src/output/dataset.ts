@@ -29,10 +29,9 @@ import { isNotFound, messageOf } from './fs-errors.js';
 import { DEFAULT_PARQUET_COMPRESSION, type ParquetCompression, parquetFooter } from './parquet.js';
 import {
   CODECS,
-  encodePart,
   type OutputFormat,
+  type PartContent,
   type PartFileSpec,
-  writeEncodedPart,
   writePartFile,
 } from './part-file.js';
 import { partRowsFromBatch } from './rows.js';
@@ -184,13 +183,17 @@ export class DatasetWriter {
     extra: Record<string, string> = {},
   ): Promise<WrittenPart> {
     const file = this.partFileName(batchId);
-    const path = join(this.dir, file);
-    const rows = partRowsFromBatch(batch, this.dims, this.imageColumns);
-    const count = rows.ids.length;
     await this.ensureDir();
-    const spec: PartFileSpec = { path, format: this.format, compression: this.compression };
-    const bytes = await writePartFile(spec, rows, { ...this.partMetadata(batchId, batch), ...extra });
-    return { file, rows: count, bytes };
+    const spec: PartFileSpec = {
+      path: join(this.dir, file),
+      format: this.format,
+      compression: this.compression,
+    };
+    const written = await writePartFile(spec, () => ({
+      rows: partRowsFromBatch(batch, this.dims, this.imageColumns),
+      metadata: { ...this.partMetadata(batchId, batch), ...extra },
+    }));
+    return { file, ...written };
   }
 
   /**
@@ -220,8 +223,29 @@ export class DatasetWriter {
   async writeGroup(
     entries: readonly { batchId: string; batch: EmbeddedBatch; extra?: Record<string, string> }[],
   ): Promise<WrittenPart> {
-    const first = entries[0];
-    if (first === undefined) throw new OutputError('a group of batches must hold at least one batch');
+    if (entries.length === 0) throw new OutputError('a group of batches must hold at least one batch');
+    await this.ensureDir();
+    // Batch ids are unique in a dataset: names unique across writers sharing the folder, without
+    // hashing megabytes of vectors.
+    const contentId = createHash('sha256')
+      .update(entries.map((e) => e.batchId).join('\n'))
+      .digest('hex')
+      .slice(0, 12);
+    const file = compactedFileName(await this.nextDataIndex(), contentId, this.format);
+    const what = `${file} (a group of ${entries.length} batches)`;
+    const spec: PartFileSpec = {
+      path: join(this.dir, file),
+      format: this.format,
+      compression: this.compression,
+    };
+    return { file, ...(await writePartFile(spec, () => this.groupContent(entries), what)) };
+  }
+
+  /** The rows of a group of batches, as one file, and its metadata (every batch's, by id). */
+  private groupContent(
+    entries: readonly { batchId: string; batch: EmbeddedBatch; extra?: Record<string, string> }[],
+  ): PartContent {
+    const first = entries[0]!;
     const full = new Map(
       entries.map(({ batchId, batch, extra }) => [
         batchId,
@@ -235,20 +259,10 @@ export class DatasetWriter {
       vectors: entries.flatMap((e) => e.batch.vectors),
       failures: [],
     };
-    const rows = partRowsFromBatch(merged, this.dims, this.imageColumns);
-    const metadata = compactedMetadata(splitBatchMetadata(full, [PART_METADATA_KEYS.batchId]));
-    await this.ensureDir();
-    const bytes = encodePart(this.format, rows, metadata, this.compression);
-    // Batch ids are unique in a dataset: names unique across writers sharing the folder, without
-    // hashing megabytes of vectors.
-    const contentId = createHash('sha256')
-      .update(entries.map((e) => e.batchId).join('\n'))
-      .digest('hex')
-      .slice(0, 12);
-    const file = compactedFileName(await this.nextDataIndex(), contentId, this.format);
-    const what = `${file} (a group of ${entries.length} batches)`;
-    await writeEncodedPart(this.format, join(this.dir, file), bytes, rows.ids.length, what);
-    return { file, rows: rows.ids.length, bytes: bytes.byteLength };
+    return {
+      rows: partRowsFromBatch(merged, this.dims, this.imageColumns),
+      metadata: compactedMetadata(splitBatchMetadata(full, [PART_METADATA_KEYS.batchId])),
+    };
   }
 
   #dataIndex: number | undefined;

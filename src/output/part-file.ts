@@ -9,9 +9,11 @@
  * of the ceiling against 59 / 53 / 59% in-thread, +100 MB peak RSS. The cores, not the thread, are
  * the limit there.
  */
+import { readFile } from 'node:fs/promises';
 import { OutputError } from '../errors.js';
 import { arrowFileMetadata, arrowRowCount, encodeArrowIpcFile } from './arrow.js';
-import { writeFileAtomic } from './atomic.js';
+import { TempFile } from './atomic.js';
+import { messageOf } from './fs-errors.js';
 import { encodeParquet, type ParquetCompression, parquetFileMetadata, parquetRowCount } from './parquet.js';
 import type { PartRows } from './rows.js';
 
@@ -26,8 +28,8 @@ export interface PartFileSpec {
 interface PartCodec {
   readonly extension: string;
   encode(rows: PartRows, metadata: Record<string, string>, compression: ParquetCompression): Uint8Array;
-  /** Rows in an encoded part: from its bytes, or from the (temp) file that holds them. */
-  countRows(bytes: Uint8Array, path: string): Promise<number> | number;
+  /** Rows in an encoded part: from its bytes when the caller still has them, or from the (temp) file. */
+  countRows(bytes: Uint8Array | undefined, path: string): Promise<number> | number;
   /** The key-value metadata of a part file on disk (Parquet: footer only). */
   readMetadata(path: string): Promise<Record<string, string>>;
 }
@@ -43,8 +45,8 @@ export const CODECS: Readonly<Record<OutputFormat, PartCodec>> = {
   arrow: {
     extension: '.arrow',
     encode: (rows, metadata) => encodeArrowIpcFile(rows, metadata),
-    // From the bytes: the record batches are viewed, not copied.
-    countRows: (bytes) => arrowRowCount(bytes),
+    // From the bytes when given (the record batches are viewed, not copied), else the file.
+    countRows: async (bytes, path) => arrowRowCount(bytes ?? (await readFile(path))),
     readMetadata: arrowFileMetadata,
   },
 };
@@ -59,34 +61,66 @@ export function encodePart(
   return CODECS[format].encode(rows, metadata, compression);
 }
 
+/** A part's (or data file's) encoded bytes and the rows they hold. */
+export interface EncodedPart {
+  readonly bytes: Uint8Array;
+  readonly rows: number;
+}
+
 /**
- * Writes an encoded part to `path` atomically. The file is renamed in only when it holds the
- * `rows` expected; otherwise OutputError names it by `what`.
+ * Writes a part (or data file) to `path` atomically: `encode()` runs and its bytes are written in
+ * one synchronous step (TempFile.writeNow), so they are garbage before the first await; then fsync,
+ * a row count read back from the file, rename. The file is renamed in only when it holds the rows
+ * encoded; otherwise OutputError names it by `what`. No folder fsync per part: the manifest's
+ * write syncs the folder once. Returns the rows and bytes written.
  */
 export async function writeEncodedPart(
   format: OutputFormat,
   path: string,
-  bytes: Uint8Array,
-  rows: number,
+  encode: () => EncodedPart,
   what: string,
-): Promise<void> {
-  // No folder fsync per part: the manifest's write syncs the folder once (see AtomicWriteOptions).
-  await writeFileAtomic(path, bytes, {
-    syncDirectory: false,
-    verify: async (temp) => {
-      const written = await CODECS[format].countRows(bytes, temp);
-      if (written !== rows) throw new OutputError(`${what}: encoded ${written} rows, expected ${rows}`);
-    },
-  });
+): Promise<{ rows: number; bytes: number }> {
+  const temp = await TempFile.create(path);
+  try {
+    const rows = writeEncoded(temp, encode);
+    await temp.close();
+    const written = await CODECS[format].countRows(undefined, temp.path);
+    if (written !== rows) throw new OutputError(`${what}: encoded ${written} rows, expected ${rows}`);
+    await temp.moveTo(path);
+    return { rows, bytes: temp.bytes };
+  } catch (error) {
+    await temp.discard();
+    if (error instanceof OutputError) throw error;
+    throw new OutputError(`cannot write ${path}: ${messageOf(error)}`, { cause: error });
+  }
 }
 
-/** Writes one part file; returns its size in bytes. */
-export async function writePartFile(
+/** The encoding and its write, apart: nothing of them stays on the caller's (async) frame. */
+function writeEncoded(temp: TempFile, encode: () => EncodedPart): number {
+  const { bytes, rows } = encode();
+  temp.writeNow(bytes);
+  return rows;
+}
+
+/** What a part file holds, built when it is written (see writeEncodedPart). */
+export interface PartContent {
+  readonly rows: PartRows;
+  readonly metadata: Record<string, string>;
+}
+
+/** Writes one part (or data) file of `content()`'s rows; returns the rows and bytes written. */
+export function writePartFile(
   spec: PartFileSpec,
-  rows: PartRows,
-  metadata: Record<string, string>,
-): Promise<number> {
-  const bytes = encodePart(spec.format, rows, metadata, spec.compression);
-  await writeEncodedPart(spec.format, spec.path, bytes, rows.ids.length, spec.path);
-  return bytes.byteLength;
+  content: () => PartContent,
+  what: string = spec.path,
+): Promise<{ rows: number; bytes: number }> {
+  return writeEncodedPart(
+    spec.format,
+    spec.path,
+    () => {
+      const { rows, metadata } = content();
+      return { bytes: encodePart(spec.format, rows, metadata, spec.compression), rows: rows.ids.length };
+    },
+    what,
+  );
 }

@@ -174,11 +174,28 @@ describe('writeEncodedPart', () => {
       await mkdir(dir, { recursive: true });
       const path = join(dir, `part-c.${format}`);
       const bytes = encodePart(format, rows, {}, 'snappy');
-      const error = await writeEncodedPart(format, path, bytes, 6, 'part c').catch((e) => e);
+      const error = await writeEncodedPart(format, path, () => ({ bytes, rows: 6 }), 'part c').catch(
+        (e) => e,
+      );
       expect(error).toBeInstanceOf(OutputError);
       expect(error.message).toBe('part c: encoded 5 rows, expected 6');
       expect(await readdir(dir)).toEqual([]);
-      await writeEncodedPart(format, path, bytes, 5, 'part c');
+      expect(await writeEncodedPart(format, path, () => ({ bytes, rows: 5 }), 'part c')).toEqual({
+        rows: 5,
+        bytes: bytes.byteLength,
+      });
+      expect(await readdir(dir)).toEqual([`part-c.${format}`]);
+      // An encoder that throws: no file, no temp file left behind, an OutputError naming the file.
+      const failed = await writeEncodedPart(
+        format,
+        join(dir, `part-d.${format}`),
+        () => {
+          throw new Error('wasm said no');
+        },
+        'part d',
+      ).catch((e) => e);
+      expect(failed).toBeInstanceOf(OutputError);
+      expect(failed.message).toContain(`part-d.${format}: wasm said no`);
       expect(await readdir(dir)).toEqual([`part-c.${format}`]);
     }
   });
