@@ -28,8 +28,8 @@ export interface PartFileSpec {
 interface PartCodec {
   readonly extension: string;
   encode(rows: PartRows, metadata: Record<string, string>, compression: ParquetCompression): Uint8Array;
-  /** Rows in an encoded part: from its bytes when the caller still has them, or from the (temp) file. */
-  countRows(bytes: Uint8Array | undefined, path: string): Promise<number> | number;
+  /** Rows in a written (temp) file: what the file really holds, read back. */
+  countRows(path: string): Promise<number>;
   /** The key-value metadata of a part file on disk (Parquet: footer only). */
   readMetadata(path: string): Promise<Record<string, string>>;
 }
@@ -38,15 +38,15 @@ export const CODECS: Readonly<Record<OutputFormat, PartCodec>> = {
   parquet: {
     extension: '.parquet',
     encode: (rows, metadata, compression) => encodeParquet(rows, metadata, { compression }),
-    // From the file: its footer is read, and the bytes are not copied again.
-    countRows: (_bytes, path) => parquetRowCount(path),
+    // Its footer alone is read.
+    countRows: parquetRowCount,
     readMetadata: parquetFileMetadata,
   },
   arrow: {
     extension: '.arrow',
     encode: (rows, metadata) => encodeArrowIpcFile(rows, metadata),
-    // From the bytes when given (the record batches are viewed, not copied), else the file.
-    countRows: async (bytes, path) => arrowRowCount(bytes ?? (await readFile(path))),
+    // The file is read whole (its record batches are viewed, not copied).
+    countRows: async (path) => arrowRowCount(await readFile(path)),
     readMetadata: arrowFileMetadata,
   },
 };
@@ -84,7 +84,7 @@ export async function writeEncodedPart(
   try {
     const rows = writeEncoded(temp, encode);
     await temp.close();
-    const written = await CODECS[format].countRows(undefined, temp.path);
+    const written = await CODECS[format].countRows(temp.path);
     if (written !== rows) throw new OutputError(`${what}: encoded ${written} rows, expected ${rows}`);
     await temp.moveTo(path);
     return { rows, bytes: temp.bytes };
