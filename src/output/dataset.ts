@@ -184,12 +184,7 @@ export class DatasetWriter {
   ): Promise<WrittenPart> {
     const file = this.partFileName(batchId);
     await this.ensureDir();
-    const spec: PartFileSpec = {
-      path: join(this.dir, file),
-      format: this.format,
-      compression: this.compression,
-    };
-    const written = await writePartFile(spec, () => ({
+    const written = await writePartFile(this.fileSpec(file), () => ({
       rows: partRowsFromBatch(batch, this.dims, this.imageColumns),
       metadata: { ...this.partMetadata(batchId, batch), ...extra },
     }));
@@ -233,12 +228,12 @@ export class DatasetWriter {
       .slice(0, 12);
     const file = compactedFileName(await this.nextDataIndex(), contentId, this.format);
     const what = `${file} (a group of ${entries.length} batches)`;
-    const spec: PartFileSpec = {
-      path: join(this.dir, file),
-      format: this.format,
-      compression: this.compression,
-    };
-    return { file, ...(await writePartFile(spec, () => this.groupContent(entries), what)) };
+    return { file, ...(await writePartFile(this.fileSpec(file), () => this.groupContent(entries), what)) };
+  }
+
+  /** Where and how a file of this writer is written. */
+  private fileSpec(file: string): PartFileSpec {
+    return { path: join(this.dir, file), format: this.format, compression: this.compression };
   }
 
   /** The rows of a group of batches, as one file, and its metadata (every batch's, by id). */
