@@ -143,3 +143,20 @@ export class RunStoppedError extends EmbedpipeError {
 export class RedisError extends EmbedpipeError {
   override readonly exitCode: ExitCode = ExitCode.redis;
 }
+
+/**
+ * A dataset version breaks the contract (output/contract.ts): at a switch, the switch is refused and
+ * readers keep the previous version; from `verify`, the version is not what it claims. Exit 5.
+ */
+export class DatasetContractError extends EmbedpipeError {
+  override readonly exitCode: ExitCode = ExitCode.batchesFailed;
+  constructor(
+    readonly dir: string,
+    readonly violations: readonly { readonly check: string; readonly message: string }[],
+    what = 'the version',
+  ) {
+    super(
+      `${what} ${dir} breaks the dataset contract: ${violations.map((v) => `[${v.check}] ${v.message}`).join(' | ')}`,
+    );
+  }
+}

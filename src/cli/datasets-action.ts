@@ -1,7 +1,8 @@
 /** What `embedpipe datasets` does; loaded only when the command runs (see datasets.ts). */
 import { resolve } from 'node:path';
-import { UsageError } from '../errors.js';
+import { DatasetContractError, UsageError } from '../errors.js';
 import { lockDataset } from '../output/lock.js';
+import { verifyVersion } from '../output/verify.js';
 import { type DatasetVersion, VersionedDataset } from '../output/versions.js';
 import { printJson, printTable } from './format.js';
 
@@ -68,6 +69,9 @@ async function switchBack(dataset: VersionedDataset, name: string): Promise<void
   if (!version) await known(dataset, name);
   if (!version?.manifest)
     throw new UsageError(`${name} is unfinished (no manifest): only a complete version can be current`);
+  // Checked like any switch: readers never see a version that breaks the contract.
+  const { violations } = await verifyVersion({ dir: version.dir });
+  if (violations.length > 0) throw new DatasetContractError(version.dir, violations);
   await dataset.switchTo(name);
 }
 

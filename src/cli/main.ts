@@ -18,6 +18,7 @@ import { registerModels } from './models.js';
 import { registerQueueAdmin } from './queue-admin.js';
 import { registerRun } from './run.js';
 import { registerTranscribe } from './transcribe.js';
+import { registerVerify } from './verify.js';
 import { registerWorker } from './worker.js';
 
 function buildProgram(): Command {
@@ -32,6 +33,7 @@ function buildProgram(): Command {
   registerWorker(program);
   registerQueueAdmin(program);
   registerDatasets(program);
+  registerVerify(program);
   registerModels(program);
   registerMembers(program);
   registerTranscribe(program);

@@ -129,4 +129,12 @@ export const DEFAULTS = {
     /** Rows per row group at most, for narrow rows: DuckDB's own row group size. */
     rowGroupRows: 122_880,
   },
+  verify: {
+    /**
+     * `verify --sample`: the lowest cosine similarity between a stored vector and the gateway's
+     * answer for the same text that counts as the same vector (providers' float noise stays above
+     * 0.9999; another model behind the same name lands far below).
+     */
+    minCosine: 0.99,
+  },
 } as const;

@@ -45,7 +45,6 @@ import { isNotFound, messageOf } from './fs-errors.js';
 import { DEFAULT_PARQUET_COMPRESSION, type ParquetCompression, parquetFooter } from './parquet.js';
 import { type StreamBatch, writeParquetStream } from './parquet-stream.js';
 import { CODECS, type OutputFormat } from './part-file.js';
-import { HASH_COLUMN, ID_COLUMN } from './table.js';
 
 export interface CompactOptions {
   readonly dir: string;
@@ -56,10 +55,10 @@ export interface CompactOptions {
    */
   readonly parts: readonly string[];
   /**
-   * Whether a row stays; the rows it rejects (documents superseded elsewhere, rows of batches no
-   * longer planned inside an older data file) are dropped.
+   * Whether a file's row stays, by its position in the file (0-based); the rows it rejects (rows the
+   * plan no longer wants, copies of rows kept elsewhere) are dropped.
    */
-  readonly keepRow?: (partFile: string, documentId: string, contentHash: string) => boolean;
+  readonly keepRow?: (file: string, row: number) => boolean;
   /**
    * Whether `keepRow` keeps every row of this file, known without reading its rows (default: only
    * when there is no keepRow). Such a Parquet part is copied as it is, without decoding it to Arrow
@@ -470,25 +469,22 @@ class ColumnCheck {
 /** Applies `keepRow`: kept rows as zero-copy slices of the batch. */
 class RowFilter {
   dropped = 0;
+  /** Rows of each file seen so far: the position of the next batch's first row. */
+  readonly #seen = new Map<string, number>();
 
   constructor(private readonly keepRow: CompactOptions['keepRow']) {}
 
   *apply(batch: RecordBatch, file: string): Generator<RecordBatch> {
     const keepRow = this.keepRow;
+    const first = this.#seen.get(file) ?? 0;
+    this.#seen.set(file, first + batch.numRows);
     if (!keepRow || batch.numRows === 0) {
       yield batch;
       return;
     }
-    const ids = batch.getChild(ID_COLUMN);
-    const hashes = batch.getChild(HASH_COLUMN);
-    if (!ids || !hashes) {
-      throw new OutputError(
-        `cannot filter the rows of ${file}: it has no ${ID_COLUMN} or ${HASH_COLUMN} column`,
-      );
-    }
     let start = -1;
     for (let i = 0; i < batch.numRows; i++) {
-      const keep = keepRow(file, String(ids.get(i)), String(hashes.get(i)));
+      const keep = keepRow(file, first + i);
       if (keep && start < 0) start = i;
       if (!keep) {
         this.dropped += 1;

@@ -22,6 +22,7 @@ export {
   formatUsd,
   MANIFEST_FILE,
   type Manifest,
+  type ManifestContract,
   type ManifestCounts,
   type ManifestDataset,
   type ManifestGateway,

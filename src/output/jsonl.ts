@@ -19,6 +19,8 @@ export const REJECTS_FILE = '_rejects.jsonl';
 export const FAILURES_FILE = '_failures.jsonl';
 /** How the gateway counts tokens, as the dataset's runs learned it (pipeline/calibrate.ts); carried to new versions. */
 export const CALIBRATION_FILE = '_calibration.json';
+/** Per document of a version: rows and a digest of them, as the switch checked them (output/contract.ts). */
+export const DOCUMENTS_FILE = '_documents.jsonl';
 /** The side files' names before the rename (a dataset of an earlier version; replaced when written again). */
 export const LEGACY_NAMES = { [REJECTS_FILE]: 'rejects.jsonl', [FAILURES_FILE]: 'failures.jsonl' } as const;
 

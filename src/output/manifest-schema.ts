@@ -59,6 +59,7 @@ export function manifestSchemas(usdDecimals: number): ManifestSchemas {
         chunks: z.object({ sent: count, reused: count, deduplicated: count }),
       })
       .optional(),
+    contract: z.object({ documents: count, documentsSha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
     transcription: z
       .object({
         model: z.string(),

@@ -144,8 +144,20 @@ export interface Manifest {
   readonly dataset?: ManifestDataset | undefined;
   /** Audio corpora: the transcription behind the texts. */
   readonly transcription?: ManifestTranscription | undefined;
+  /**
+   * What the switch checked (output/contract.ts): documents with rows, and the sha256 of
+   * `_documents.jsonl` (per document: rows and a digest of its chunk_index/content_hash pairs).
+   * Absent in versions written before the contract.
+   */
+  readonly contract?: ManifestContract | undefined;
   /** Data files of the dataset, relative to the output folder, sorted. */
   readonly files: readonly string[];
+}
+
+export interface ManifestContract {
+  readonly documents: number;
+  /** sha256 of `_documents.jsonl`. */
+  readonly documentsSha256: string;
 }
 
 /** A manifest of the previous version (`manifest.json`): no input or gateway, cost a float. */

@@ -19,6 +19,8 @@ import type { PartRows } from './rows.js';
 
 /** The column of the document id: what a compaction's row filter is asked about. */
 export const ID_COLUMN = 'id';
+/** The column of a chunk's position in its document, 0..k-1. */
+export const INDEX_COLUMN = 'chunk_index';
 /** The column of the content hash: what a compaction keeps the rows of still-planned batches by. */
 export const HASH_COLUMN = 'content_hash';
 /** The vector column. */

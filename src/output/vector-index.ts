@@ -11,12 +11,13 @@
  * took several times more, a Map of numbers ~70 bytes a row). A 52-bit prefix may collide: a row's
  * full hash is checked, and another text's row answers undefined (not reusable: the text is sent).
  */
-import { hash as digest } from 'node:crypto';
 import { join } from 'node:path';
 import type { FixedSizeList, Float32, Vector } from 'apache-arrow';
 import { plainUtf8, readColumns, readRowsOf } from './columns.js';
+import { hashKey as keyOf } from './hash-key.js';
 import { NumberTable } from './number-table.js';
 import type { OutputFormat } from './part-file.js';
+import { type FileRowKeys, readRowKeys } from './row-keys.js';
 import { EMBEDDING_COLUMN, HASH_COLUMN } from './table.js';
 import { VectorCache } from './vector-cache.js';
 
@@ -43,42 +44,6 @@ const ROWS_FOR_WHOLE_FILE = 4;
 
 /** Rows per file a location can address: file × ROWS + row stays below 2^53. */
 const ROWS = 2 ** 26;
-
-/** Hex digits of the key. */
-const KEY_DIGITS = 13;
-
-/** The hash's first KEY_DIGITS hex digits as a number (read per character: no substring per row). */
-function keyOf(hash: string): number {
-  let key = 0;
-  for (let i = 0; i < KEY_DIGITS; i++) {
-    const digit = HEX[hash.charCodeAt(i)] ?? -1;
-    // A value that is not a hex hash (never written by embedpipe) is keyed by a hash of it.
-    if (digit < 0) return i === hash.length && i > 0 ? key : keyOf(digest('sha256', hash, 'hex'));
-    key = key * 16 + digit;
-  }
-  return key;
-}
-
-/** Hex digit values by character code; -1 for any other character. */
-const HEX = new Int8Array(256).fill(-1);
-for (let d = 0; d < 16; d++) {
-  HEX['0123456789abcdef'.charCodeAt(d)] = d;
-  HEX['0123456789ABCDEF'.charCodeAt(d)] = d;
-}
-
-/** keyOf of the UTF-8 text `bytes[start, end)`, read from the bytes (no string for hex, the usual case). */
-function keyAt(bytes: Buffer, start: number, end: number): number {
-  if (end - start >= KEY_DIGITS) {
-    let key = 0;
-    for (let i = start; i < start + KEY_DIGITS; i++) {
-      const digit = HEX[bytes[i]!]!;
-      if (digit < 0) return keyOf(bytes.toString('utf8', start, end));
-      key = key * 16 + digit;
-    }
-    return key;
-  }
-  return keyOf(bytes.toString('utf8', start, end));
-}
 
 /** One record batch of a cached file, as views of the columns read (no copies). */
 interface CachedBatch {
@@ -126,23 +91,20 @@ export class VectorIndex {
   ): Promise<VectorIndex> {
     const index = new VectorIndex(dir, files, format);
     for (const [file, name] of files.entries()) {
-      const table = await readColumns(join(dir, name), format, [HASH_COLUMN]);
-      const hashes = table.getChild(HASH_COLUMN);
-      if (!hashes) continue;
-      // Keys straight from the column's bytes: no string per row (millions of rows).
-      let row = 0;
-      for (const data of hashes.data) {
-        const plain = plainUtf8(data);
-        for (let i = 0; i < data.length; i++, row++) {
-          const key = plain
-            ? keyAt(plain.bytes, plain.offsets[i]!, plain.offsets[i + 1]!)
-            : keyOf(String(hashes.get(row)));
-          index.#addKey(key, file, row);
-        }
-      }
+      // The ids and chunk indices too: finalize's contract check reads these files' row keys from here.
+      const keys = await readRowKeys(dir, name, format);
+      index.#fileKeys.set(name, keys);
+      for (let row = 0; row < keys.keys.length; row++) index.#addKey(keys.keys[row]!, file, row);
     }
     return index;
   }
+
+  /** The row keys of a file the index was built from (read once, for the run's finalize too). */
+  rowKeys(file: string): FileRowKeys | undefined {
+    return this.#fileKeys.get(file);
+  }
+
+  readonly #fileKeys = new Map<string, FileRowKeys>();
 
   /**
    * Indexes rows written since the index was built: `hashes[i]` is row i of `file` (a data file of

@@ -29,7 +29,6 @@ import {
 import { DatasetTally } from './batch-record.js';
 import { calibrate, readCalibration, writeCalibration } from './calibrate.js';
 import { embedderFor } from './embedder.js';
-import { RetainedRows } from './finalize.js';
 import { committedBatches, openOutput } from './output-session.js';
 import { findModel, makePlan } from './plan.js';
 import { ProducedPlan, produce } from './produce.js';
@@ -37,6 +36,8 @@ import { sizingFor } from './to-send.js';
 
 /** The plan of a distributed run, for finalize: every batch id in plan order, and the corpus counts. */
 export const PLAN_FILE = '_plan.json';
+/** Every chunk of the plan, per document (ExpectedRows.lines): what finalize checks the version against. */
+export const PLAN_CHUNKS_FILE = '_plan-chunks.jsonl';
 
 export interface PlanFile {
   readonly runId: string;
@@ -157,11 +158,11 @@ export async function enqueueCorpus(
       await runs.open(spec);
       // What the version holds, read again after the run's done-count was reset: a batch workers
       // committed before this point is skipped here, one committed after is counted there.
-      const { fileOf, committed } = await committedBatches(session.writer);
+      const { committed } = await committedBatches(session.writer);
       logger.info({ runId, version: session.version.name }, 'enqueueing');
 
       const rejects = sideFile(dir, REJECTS_FILE);
-      const produced = new ProducedPlan(new DatasetTally(), new RetainedRows());
+      const produced = new ProducedPlan(new DatasetTally());
       const highWater = deps.highWater ?? DEFAULTS.distributed.highWater;
       let enqueued = 0;
       let pending: { name: string; data: BatchJobData; opts: { jobId: string } }[] = [];
@@ -183,7 +184,6 @@ export async function enqueueCorpus(
           sizing,
           stats,
           committed,
-          fileOf,
           onReject: (reject) => rejects.add(reject),
         },
         produced,
@@ -209,6 +209,8 @@ export async function enqueueCorpus(
         rejects: stats.rejects,
         tokens: stats.tokens,
       };
+      // The chunks first: finalize reads them once the plan file says planning is done.
+      await writeFileAtomic(join(dir, PLAN_CHUNKS_FILE), [...produced.expected.lines()].join(''));
       await writeFileAtomic(join(dir, PLAN_FILE), `${JSON.stringify(planFile)}\n`);
       if (sizing.calibration.takeChange()) await writeCalibration(dir, sizing);
       await runs.produced(runId, enqueued);

@@ -13,13 +13,15 @@ import type { ChunkFailure } from '../domain.js';
 import { UsageError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
+import { ExpectedRows } from '../output/contract.js';
+import { messageOf } from '../output/fs-errors.js';
 import { lockDataset } from '../output/lock.js';
 import { CODECS } from '../output/part-file.js';
 import { VersionedDataset } from '../output/versions.js';
 import { type BatchJobData, batchJobId, type RunStore } from '../queue/distributed.js';
 import { batchRecordFrom, DatasetTally, failuresOfBatch } from './batch-record.js';
-import { PLAN_FILE, type PlanFile } from './enqueue.js';
-import { finalizeVersion, RetainedRows } from './finalize.js';
+import { PLAN_CHUNKS_FILE, PLAN_FILE, type PlanFile } from './enqueue.js';
+import { finalizeVersion } from './finalize.js';
 import { manifestOf } from './manifest-of.js';
 import { versionWriter } from './output-session.js';
 
@@ -117,8 +119,9 @@ export async function finalizeRun(options: FinalizeRunOptions): Promise<Finalize
       ...(current?.manifest ? { current: { ...current, manifest: current.manifest } } : {}),
       planned: plan.planned,
       owners,
-      retained: new RetainedRows({ everything: true }),
+      expected: await readPlanChunks(spec.versionDir, runId),
       failures,
+      dims: tally.dims || spec.dims || 0,
       missingBatches: missing.length,
       keepVersions: spec.keepVersions,
       logger,
@@ -181,6 +184,16 @@ export function readingOnce<T>(read: (path: string) => Promise<T>): (path: strin
     }
     return pending;
   };
+}
+
+async function readPlanChunks(dir: string, runId: string): Promise<ExpectedRows> {
+  try {
+    return ExpectedRows.fromLines((await readFile(join(dir, PLAN_CHUNKS_FILE), 'utf8')).split('\n'));
+  } catch (error) {
+    throw new UsageError(
+      `run ${runId}: cannot read ${PLAN_CHUNKS_FILE} in ${dir} (${messageOf(error)}): re-run embedpipe enqueue`,
+    );
+  }
 }
 
 async function readPlan(dir: string, runId: string): Promise<PlanFile> {

@@ -6,8 +6,24 @@
  * chunks of a document another batch re-planned, and, inside a data file linked from the previous
  * version, the rows of batches this plan does not have (documents changed or deleted since).
  */
-import type { Chunk, ChunkFailure, TranscriptionFailure } from '../domain.js';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import pLimit from 'p-limit';
+import type { ChunkFailure, TranscriptionFailure } from '../domain.js';
+import { DatasetContractError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
+import { writeFileAtomic } from '../output/atomic.js';
+import {
+  type ContractViolation,
+  checkRows,
+  DatasetRows,
+  documentLines,
+  type ExpectedRows,
+  failedChunks,
+  IDS_NAMED,
+  rowsDigest,
+  selectRows,
+} from '../output/contract.js';
 import { type DocumentChanges, documentChanges } from '../output/document-changes.js';
 import {
   compactParts,
@@ -18,47 +34,11 @@ import {
   sideFile,
   writeManifest,
 } from '../output/index.js';
+import { DOCUMENTS_FILE } from '../output/jsonl.js';
+import type { ManifestContract } from '../output/manifest.js';
+import { type FileRowKeys, type RowKeyOptions, readRowKeys } from '../output/row-keys.js';
+import { verifyVersion } from '../output/verify.js';
 import type { VersionedDataset } from '../output/versions.js';
-
-/** Rows of data files that this run kept (batches it planned and found committed there). */
-export class RetainedRows {
-  readonly #hashes = new Map<string, Set<string>>();
-  readonly #documents = new Map<string, Set<string>>();
-  readonly #everything: boolean;
-
-  /**
-   * `everything`: every row of a planned batch is kept (a distributed run's finalize, which did not
-   * see the plan's chunks: batches it did not plan are dropped whole, and old rows of re-planned
-   * documents by their owners).
-   */
-  constructor({ everything = false } = {}) {
-    this.#everything = everything;
-  }
-
-  add(file: string, chunks: readonly Chunk[]): void {
-    const hashes = this.#hashes.get(file) ?? new Set<string>();
-    const documents = this.#documents.get(file) ?? new Set<string>();
-    for (const chunk of chunks) {
-      hashes.add(chunk.hash);
-      documents.add(chunk.documentId);
-    }
-    this.#hashes.set(file, hashes);
-    this.#documents.set(file, documents);
-  }
-
-  has(file: string, hash: string): boolean {
-    if (this.#everything) return true;
-    return this.#hashes.get(file)?.has(hash) ?? false;
-  }
-
-  holdsAny(file: string, documentIds: Iterable<string>): boolean {
-    if (this.#everything) return [...documentIds].length > 0;
-    const documents = this.#documents.get(file);
-    if (!documents) return false;
-    for (const id of documentIds) if (documents.has(id)) return true;
-    return false;
-  }
-}
 
 export interface FinalizeInput {
   readonly writer: DatasetWriter;
@@ -66,36 +46,88 @@ export interface FinalizeInput {
   readonly planned: readonly string[];
   /** Document id → the batch holding all its rows (re-planned documents). */
   readonly owners: ReadonlyMap<string, string>;
-  readonly retained: RetainedRows;
+  /** The chunks the plan wants in the version. */
+  readonly expected: ExpectedRows;
+  /** The dataset's model: rows' content_hashes are checked against their texts. */
+  readonly model: string;
+  /**
+   * Whether a file's texts are hashed again (default: every file). A file this process wrote from
+   * the chunks it hashed, or one linked unchanged from a version whose switch checked it, is not.
+   */
+  readonly checkTexts?: (file: string) => boolean;
+  /** Row keys known without reading the file (see FinalizeVersionInput.writtenHere). */
+  readonly known?: (file: string) => FileRowKeys | undefined;
 }
 
-/** Compacts what needs it; returns the dataset's files in plan order, and its rows. */
-export async function compactDataset(input: FinalizeInput): Promise<{ files: string[]; rows: number }> {
-  const { writer, planned, owners, retained } = input;
+export interface CompactedDataset {
+  /** The dataset's files, in plan order. */
+  readonly files: string[];
+  /** Their row keys. */
+  readonly scans: Map<string, FileRowKeys>;
+  /** Rows that no selection explains (duplicates or strangers in files of planned batches, texts that do not hash to their content_hash): nothing was rewritten. */
+  readonly violations: ContractViolation[];
+}
+
+/** Row-key reads in flight: each mostly waits on the file system. */
+const READS_IN_FLIGHT = 8;
+
+/**
+ * Brings the version's files to exactly the rows the plan wants, each once. Rows the plan does not
+ * want are dropped where they are expected to be (a file carried over from the previous version
+ * still holding batches this plan no longer has; old rows of a re-planned document), by rewriting
+ * those files; per-batch parts are merged. Anything else the plan does not explain is returned as a
+ * violation, and nothing is rewritten.
+ */
+export async function compactDataset(input: FinalizeInput): Promise<CompactedDataset> {
+  const { writer, planned, owners, expected } = input;
   const plannedSet = new Set(planned);
   let fileOf = await writer.batchFiles();
-  const ordered = [
+  const filesOf = () => [
     ...new Set(planned.map((id) => fileOf.get(id)).filter((f): f is string => f !== undefined)),
   ];
-  const isPart = (file: string) => file.startsWith('part-');
+  const ordered = filesOf();
   const batchesIn = new Map<string, string[]>();
   for (const [batchId, file] of fileOf) batchesIn.set(file, [...(batchesIn.get(file) ?? []), batchId]);
-  const ownedHere = (file: string) =>
-    [...owners].filter(([, owner]) => fileOf.get(owner) !== file).map(([id]) => id);
-  // A data file is filtered when it holds a batch no longer planned, or old rows of a re-planned
-  // document: only the rows of the batches this run kept from it stay.
-  const stale = new Set(
-    ordered.filter(
-      (file) =>
-        !isPart(file) &&
-        ((batchesIn.get(file) ?? []).some((id) => !plannedSet.has(id)) ||
-          retained.holdsAny(file, ownedHere(file))),
-    ),
+  /** Files holding a batch this plan does not have: carried over from an earlier version. */
+  const outdated = new Set(ordered.filter((file) => batchesIn.get(file)!.some((id) => !plannedSet.has(id))));
+  const ownerFile = new Map<string, string>();
+  for (const [documentId, owner] of owners) {
+    const file = fileOf.get(owner);
+    if (file === undefined) continue;
+    ownerFile.set(documentId, file);
+    expected.replan(documentId, file);
+  }
+  const checkTexts = input.checkTexts ?? (() => true);
+  const known = new Map<string, FileRowKeys>();
+  for (const file of ordered) {
+    const keys = input.known?.(file);
+    if (keys) known.set(file, keys);
+  }
+  const scans = await readKeys(writer, ordered, known, (file) =>
+    checkTexts(file) ? { model: input.model } : {},
   );
-  // Per-batch parts (an older dataset's) are merged; the group commit's data files are large enough
-  // already (a 300k-row dataset: DuckDB's scan 331 ms in 109 files, 314 ms merged into 4, and the
-  // merge cost 7.5 s), so they are left alone unless they hold stale rows.
-  const inputs = ordered.filter((file) => isPart(file) || stale.has(file));
+  // A row both in an outdated file and in another is kept in the other: the outdated file is
+  // rewritten anyway.
+  const byPreference = [
+    ...ordered.filter((f) => !outdated.has(f)),
+    ...ordered.filter((f) => outdated.has(f)),
+  ];
+  const selection = selectRows(
+    byPreference.map((file) => scans.get(file)!),
+    expected,
+    (file, documentId) => {
+      const owner = ownerFile.get(documentId);
+      return outdated.has(file) || (owner !== undefined && owner !== file);
+    },
+  );
+  const violations = [...selection.violations, ...textViolations(scans.values())];
+  if (violations.length > 0) return { files: ordered, scans, violations };
+  const { dropped } = selection;
+  const isPart = (file: string) => file.startsWith('part-');
+  // Per-batch parts (an older dataset's, or a distributed run's) are merged; the group commit's data
+  // files are large enough already (a 300k-row dataset: DuckDB's scan 331 ms in 109 files, 314 ms
+  // merged into 4, and the merge cost 7.5 s), so they are left alone unless they hold unwanted rows.
+  const inputs = ordered.filter((file) => isPart(file) || dropped.has(file));
   if (inputs.length > 0) {
     await compactParts({
       dir: writer.dir,
@@ -103,21 +135,59 @@ export async function compactDataset(input: FinalizeInput): Promise<{ files: str
       parts: inputs,
       keepBatch: (batchId) => plannedSet.has(batchId),
       readMetadata: writer.readFileMetadata,
-      // No document re-planned (a distributed run's are never): a file that is not stale keeps
-      // every row, and a part is copied without being decoded.
-      keepsEveryRow: (file) => owners.size === 0 && !stale.has(file),
-      keepRow: (file, documentId, hash) => {
-        const owner = owners.get(documentId);
-        if (owner !== undefined && fileOf.get(owner) !== file) return false;
-        return !stale.has(file) || retained.has(file, hash) || owner !== undefined;
-      },
+      // A file none of whose rows is dropped is copied without being decoded.
+      keepsEveryRow: (file) => !dropped.has(file),
+      keepRow: (file, row) => dropped.get(file)?.[row] !== 1,
     });
     fileOf = await writer.batchFiles();
   }
-  const files = [...new Set(planned.map((id) => fileOf.get(id)).filter((f): f is string => f !== undefined))];
-  let rows = 0;
-  for (const file of files) rows += await writer.rowCount(file);
-  return { files, rows };
+  const files = filesOf();
+  for (const file of scans.keys()) if (!files.includes(file)) scans.delete(file);
+  // New files hold copies of rows read and checked above: their keys are read, not their texts again.
+  return { files, scans: await readKeys(writer, files, scans), violations: [] };
+}
+
+/** Rows whose text does not hash to their content_hash (the scans were read with the model). */
+function textViolations(scans: Iterable<FileRowKeys>): ContractViolation[] {
+  const named: string[] = [];
+  const ids: string[] = [];
+  let count = 0;
+  for (const scan of scans) {
+    for (const row of scan.unhashed ?? []) {
+      count += 1;
+      if (named.length >= IDS_NAMED) continue;
+      named.push(`${scan.ids[row]} (chunk_index ${scan.indices[row]} in ${scan.file})`);
+      ids.push(scan.ids[row]!);
+    }
+  }
+  if (count === 0) return [];
+  return [
+    {
+      check: 'content-hash',
+      message: `${count} rows whose content_hash is not the hash of their model and text: ${named.join('; ')}${count > named.length ? '; …' : ''}`,
+      ids,
+    },
+  ];
+}
+
+/** The row keys of `files`, read with `options` (default none), those in `known` not read again. */
+async function readKeys(
+  writer: DatasetWriter,
+  files: readonly string[],
+  known: Map<string, FileRowKeys>,
+  options: (file: string) => RowKeyOptions = () => ({}),
+): Promise<Map<string, FileRowKeys>> {
+  const limit = pLimit(READS_IN_FLIGHT);
+  await Promise.all(
+    files
+      .filter((file) => !known.has(file))
+      .map((file) =>
+        limit(async () => {
+          known.set(file, await readRowKeys(writer.dir, file, writer.format, options(file)));
+        }),
+      ),
+  );
+  return known;
 }
 
 export interface FinalizeVersionInput {
@@ -129,11 +199,22 @@ export interface FinalizeVersionInput {
   readonly current?: {
     readonly name: string;
     readonly dir: string;
-    readonly manifest: { readonly model: string; readonly files: readonly string[] };
+    readonly manifest: {
+      readonly model: string;
+      readonly files: readonly string[];
+      readonly contract?: unknown;
+    };
   };
+  /**
+   * Data files this process wrote, with the row keys it wrote: neither read nor their texts hashed
+   * again (they are the chunks it hashed itself, and each file's row count was read back).
+   */
+  readonly writtenHere?: ReadonlyMap<string, FileRowKeys>;
+  /** Row keys already read from the version's files (the vector index read them). */
+  readonly readKeys?: { rowKeys(file: string): FileRowKeys | undefined };
   readonly planned: readonly string[];
   readonly owners: ReadonlyMap<string, string>;
-  readonly retained: RetainedRows;
+  readonly expected: ExpectedRows;
   /**
    * Chunks without a vector: failures recorded in committed batches, and the chunks of failed
    * batches; and audio files whose transcription failed (their documents are missing: count them
@@ -142,10 +223,17 @@ export interface FinalizeVersionInput {
   readonly failures: readonly (ChunkFailure | TranscriptionFailure)[];
   /** Batches of the plan that have no data (their retries ran out): the version cannot be finished. */
   readonly missingBatches: number;
+  /** The dataset's vector length (0 or absent: no vector yet, nothing to compare). */
+  readonly dims?: number;
   readonly keepVersions: number;
   readonly logger: Logger;
   /** The manifest of the finished version, given its files, rows and dataset section. */
-  readonly manifest: (done: { files: string[]; rows: number; dataset: ManifestDataset }) => Promise<Manifest>;
+  readonly manifest: (done: {
+    files: string[];
+    rows: number;
+    dataset: ManifestDataset;
+    contract: ManifestContract;
+  }) => Promise<Manifest>;
   readonly chunks: ManifestDataset['chunks'];
 }
 
@@ -172,12 +260,27 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
 
   const removed = await writer.removeStaleParts(new Set(input.planned));
   if (removed.length > 0) logger.info({ removed: removed.length }, 'removed part files of an earlier plan');
-  const { files, rows } = await compactDataset({
+  // The contract, against the plan, before anything is switched: a violation leaves the version on
+  // disk to inspect or resume, and readers on the previous one.
+  const checked = await linkedFromChecked(writer.dir, input.current);
+  const { files, scans, violations } = await compactDataset({
     writer,
     planned: input.planned,
     owners: input.owners,
-    retained: input.retained,
+    expected: input.expected,
+    model: input.model,
+    checkTexts: (file) => !input.writtenHere?.has(file) && !checked.has(file),
+    known: (file) =>
+      input.writtenHere?.get(file) ?? (checked.has(file) ? input.readKeys?.rowKeys(file) : undefined),
   });
+  if (violations.length > 0) throw new DatasetContractError(writer.dir, violations);
+  const rows = new DatasetRows(files.map((file) => scans.get(file)!));
+  const dims = input.dims ?? 0;
+  const broken = checkRows({ rows, dims, failed: failedChunks(input.failures), expected: input.expected });
+  if (broken.length > 0) throw new DatasetContractError(writer.dir, broken);
+  const documentsText = documentLines(rows.digests());
+  await writeFileAtomic(join(writer.dir, DOCUMENTS_FILE), documentsText);
+
   const current = input.current;
   const changes =
     current && current.manifest.model === input.model
@@ -192,12 +295,39 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
     ...(changes ? { documents: changes } : {}),
     chunks: input.chunks,
   };
-  await writeManifest(writer.dir, await input.manifest({ files, rows, dataset }));
+  const contract = { documents: rows.documents, documentsSha256: rowsDigest(documentsText) };
+  await writeManifest(writer.dir, await input.manifest({ files, rows: rows.rows, dataset, contract }));
+  // The same check `embedpipe verify` makes, on what is now on disk (the row keys already read).
+  const verified = await verifyVersion({ dir: writer.dir, scans, rows });
+  if (verified.violations.length > 0) throw new DatasetContractError(writer.dir, verified.violations);
   await input.dataset.switchTo(input.version);
   const pruned = await input.dataset.prune(input.keepVersions);
   logger.info(
     { version: input.version, replaces: current?.name, pruned },
     'switched the dataset to the new version',
   );
-  return { switched: true, files, rows, ...(changes ? { changes } : {}), pruned };
+  return { switched: true, files, rows: rows.rows, ...(changes ? { changes } : {}), pruned };
+}
+
+/**
+ * Data files of `dir` that are the same file (a hard link) as one of the current version, when that
+ * version's switch checked its contract: their texts were hashed then. An edit in place would change
+ * both; `verify --deep` finds it.
+ */
+async function linkedFromChecked(
+  dir: string,
+  current: FinalizeVersionInput['current'],
+): Promise<Set<string>> {
+  const linked = new Set<string>();
+  if (!current?.manifest.contract) return linked;
+  await Promise.all(
+    current.manifest.files.map(async (file) => {
+      const [here, there] = await Promise.all([
+        stat(join(dir, file)).catch(() => undefined),
+        stat(join(current.dir, file)).catch(() => undefined),
+      ]);
+      if (here && there && here.ino === there.ino && here.dev === there.dev) linked.add(file);
+    }),
+  );
+  return linked;
 }

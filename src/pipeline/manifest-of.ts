@@ -6,6 +6,7 @@ import {
   digestInput,
   formatUsd,
   type Manifest,
+  type ManifestContract,
   type ManifestDataset,
   type ManifestTranscription,
   redactBaseUrl,
@@ -35,7 +36,7 @@ export interface ManifestFacts {
 
 export async function manifestOf(
   facts: ManifestFacts,
-  done: { files: string[]; rows: number; dataset: ManifestDataset },
+  done: { files: string[]; rows: number; dataset: ManifestDataset; contract?: ManifestContract },
 ): Promise<Manifest> {
   const { tally } = facts;
   return {
@@ -59,6 +60,8 @@ export async function manifestOf(
     plan: facts.plan,
     counts: {
       ...facts.counts,
+      // The version's chunks: its rows (counted from its files) and its listed failures.
+      chunks: done.rows + facts.counts.failures,
       rows: done.rows,
       tokens: tally.promptTokens,
       costUsd: formatUsd(tally.cost),
@@ -67,6 +70,7 @@ export async function manifestOf(
     },
     dataset: done.dataset,
     ...(facts.transcription ? { transcription: facts.transcription } : {}),
+    ...(done.contract ? { contract: done.contract } : {}),
     files: done.files,
   };
 }

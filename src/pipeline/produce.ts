@@ -9,8 +9,8 @@
 import type { RunSettings } from '../config/settings.js';
 import type { Batch, Reject } from '../domain.js';
 import type { RunStats } from '../observability/stats.js';
+import { ExpectedRows } from '../output/contract.js';
 import { type BatchRecord, type DatasetTally, repairBatchOf } from './batch-record.js';
-import type { RetainedRows } from './finalize.js';
 import { plannedBatches, type RunPlan } from './plan.js';
 import type { RunSizing } from './sizing.js';
 import type { TranscriptionStage } from './transcribe.js';
@@ -22,7 +22,6 @@ export interface ProduceInput {
   readonly stats: RunStats;
   /** Batches the version holds, with their records. */
   readonly committed: ReadonlyMap<string, BatchRecord | undefined>;
-  readonly fileOf: ReadonlyMap<string, string>;
   readonly onReject: (reject: Reject) => void;
   /** Audio corpora: the stage that transcribes audio documents before they are chunked. */
   readonly transcribe?: TranscriptionStage;
@@ -32,25 +31,22 @@ export interface ProduceInput {
 export class ProducedPlan {
   /** Every batch id of the plan (repairs included), in plan order. */
   readonly planned = new Set<string>();
-  /** Rows of data files that the plan keeps (committed batches found there). */
-  constructor(
-    readonly tally: DatasetTally,
-    readonly retained: RetainedRows,
-  ) {}
+  /** Every chunk of the plan: what the version must hold (less failures and re-plans). */
+  readonly expected = new ExpectedRows();
+  constructor(readonly tally: DatasetTally) {}
 }
 
 /** Yields the batches to embed; `into` collects the plan. */
 export async function* produce(input: ProduceInput, into: ProducedPlan): AsyncGenerator<Batch> {
-  const { settings, plan, sizing, stats, committed, fileOf } = input;
+  const { settings, plan, sizing, stats, committed } = input;
   for await (const batch of plannedBatches(settings, plan, sizing, stats, input.onReject, input.transcribe)) {
     stats.batchesPlanned += 1;
     into.planned.add(batch.batchId);
+    for (const chunk of batch.chunks) into.expected.add(chunk.documentId, chunk.index, chunk.hash);
     let current: Batch | undefined = batch;
     while (current !== undefined && committed.has(current.batchId)) {
       stats.batchesSkipped += 1;
       const record = committed.get(current.batchId);
-      const file = fileOf.get(current.batchId)!;
-      if (!file.startsWith('part-')) into.retained.add(file, current.chunks);
       const repair: ReturnType<typeof repairBatchOf> = record ? repairBatchOf(current, record) : undefined;
       if (record) {
         into.tally.add(

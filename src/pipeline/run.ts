@@ -20,6 +20,7 @@ import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import { RunStats } from '../observability/stats.js';
 import { REJECTS_FILE, sideFile } from '../output/index.js';
+import { type FileRowKeys, rowKeysOf } from '../output/row-keys.js';
 import { VectorIndex } from '../output/vector-index.js';
 import { VersionedDataset } from '../output/versions.js';
 import { InProcessQueue } from '../queue/in-process-queue.js';
@@ -27,7 +28,7 @@ import { estimatedTranscription, runTranscription, transcriptDirs } from './audi
 import { batchRecordMetadata, batchRecordOf, DatasetTally, failuresOfBatch } from './batch-record.js';
 import { type CalibrationCost, calibrate, readCalibration, writeCalibration } from './calibrate.js';
 import { embedderFor } from './embedder.js';
-import { type FinalizedVersion, finalizeVersion, RetainedRows } from './finalize.js';
+import { type FinalizedVersion, finalizeVersion } from './finalize.js';
 import { GroupCommitter } from './group-committer.js';
 import { manifestOf } from './manifest-of.js';
 import { type OutputSession, openOutput } from './output-session.js';
@@ -154,9 +155,11 @@ async function embedInto(
   });
   const calibrationCost = { requests: 0, tokens: 0, cost: 0 };
   const tally = new DatasetTally();
-  const produced = new ProducedPlan(tally, new RetainedRows());
+  const produced = new ProducedPlan(tally);
   /** Batches whose retries ran out this run: not committed, so a re-run sends them again. */
   const failedBatches = new Map<Batch, BatchFailedError>();
+  /** Data files this process wrote, with their row keys: finalize reads neither again. */
+  const writtenHere = new Map<string, FileRowKeys>();
   let index: Promise<VectorIndex> | undefined;
   const vectors = (): Promise<VectorIndex> =>
     (index ??= VectorIndex.build(dir, [...new Set(session.fileOf.values())], settings.outputFormat));
@@ -185,6 +188,12 @@ async function embedInto(
           extra: batchRecordMetadata(records[i]!),
         })),
       );
+      // (A group without a vector declares no dims of its own: finalize reads that file.)
+      const dims = rows.find(({ embedded }) => embedded.vectors.length > 0)?.embedded.vectors[0]?.length;
+      if (dims !== undefined) {
+        const chunks = rows.flatMap(({ embedded }) => embedded.chunks);
+        writtenHere.set(written.file, rowKeysOf(written.file, chunks, dims));
+      }
       await reuse.committed(
         written.file,
         rows.flatMap(({ embedded }) => embedded.chunks.map((c) => c.hash)),
@@ -250,7 +259,6 @@ async function embedInto(
         sizing,
         stats,
         committed: session.committed,
-        fileOf: session.fileOf,
         onReject: (reject) => rejects.add(reject),
         ...(audio ? { transcribe: audio.stage } : {}),
       },
@@ -326,8 +334,12 @@ async function embedInto(
           ...(current ? { current } : {}),
           planned: [...produced.planned],
           owners: sizing.owners(),
-          retained: produced.retained,
+          expected: produced.expected,
+          writtenHere,
+          // The index read the row keys of the files it was built from (carried over, resumed).
+          ...(index ? { readKeys: await index } : {}),
           failures,
+          dims,
           // An audio file not transcribed (retries ran out) is a document missing like a batch.
           missingBatches: failedBatches.size + (audio?.failures.length ?? 0),
           keepVersions: settings.keepVersions,

@@ -146,7 +146,9 @@ export function summarize(
     outDir: settings.outDir,
     documents: stats.documents,
     rejects: stats.rejects,
-    chunks: stats.chunks,
+    // A switched version's chunks are its rows and its listed failures (checked at the switch): the
+    // planner's count also holds the first plan of documents the gateway made it re-plan.
+    chunks: outcome.version?.current ? outcome.rows + outcome.failures : stats.chunks,
     tokens: stats.tokens,
     batches: {
       planned: stats.batchesPlanned,

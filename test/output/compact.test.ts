@@ -13,6 +13,7 @@ import { compactParts } from '../../src/output/compact.js';
 import { COMPACTED_BATCHES_KEY } from '../../src/output/compacted-file.js';
 import { DatasetWriter, type OutputFormat } from '../../src/output/dataset.js';
 import { fileBatches, readAhead } from '../../src/output/file-batches.js';
+import { readRowKeys } from '../../src/output/row-keys.js';
 import { query, sqlString } from '../helpers/duckdb.js';
 import { firstBitDifference, makeBatch } from './fixtures.js';
 
@@ -71,6 +72,19 @@ interface ExpectedRow {
   batchId: string;
   batch: EmbeddedBatch;
   i: number;
+}
+
+/** A row filter by document id, as compaction takes it: by file and row position. */
+async function keepById(
+  dir: string,
+  format: OutputFormat,
+  files: readonly string[],
+  keep: (file: string, id: string) => boolean,
+): Promise<(file: string, row: number) => boolean> {
+  const ids = new Map(
+    await Promise.all(files.map(async (file) => [file, (await readRowKeys(dir, file, format)).ids] as const)),
+  );
+  return (file, row) => keep(file, ids.get(file)![row]!);
 }
 
 function rowsInOrder(batches: EmbeddedBatch[], keep: (id: string) => boolean = () => true): ExpectedRow[] {
@@ -231,7 +245,7 @@ describe('compactParts (Parquet)', () => {
       dir: data.dir,
       format: 'parquet',
       parts: data.parts,
-      keepRow: keep,
+      keepRow: await keepById(data.dir, 'parquet', data.parts, keep),
       targetFileBytes: 20 * 1024,
     });
     expect(new Set(asked)).toEqual(new Set(data.parts.filter((p) => p !== 'part-b007.parquet')));
@@ -254,8 +268,14 @@ describe('compactParts (Parquet)', () => {
     const decoded = freshDir();
     await cp(data.dir, decoded, { recursive: true });
     const keep = (_file: string, id: string) => !id.endsWith('·b004');
-    const compact = (dir: string, keepsEveryRow: (file: string) => boolean) =>
-      compactParts({ dir, format: 'parquet', parts: data.parts, keepRow: keep, keepsEveryRow });
+    const compact = async (dir: string, keepsEveryRow: (file: string) => boolean) =>
+      compactParts({
+        dir,
+        format: 'parquet',
+        parts: data.parts,
+        keepRow: await keepById(dir, 'parquet', data.parts, keep),
+        keepsEveryRow,
+      });
     const asked: string[] = [];
     const copied = await compact(data.dir, (file) => {
       asked.push(file);
@@ -321,7 +341,7 @@ describe('compactParts (Parquet)', () => {
       dir,
       format: 'parquet',
       parts,
-      keepRow: (_f, id) => !id.endsWith('·b001'),
+      keepRow: await keepById(dir, 'parquet', parts, (_f, id) => !id.endsWith('·b001')),
     });
     expect(twice.files.map((f) => f.file)).toEqual([expect.stringMatching(/^data-00001-/)]);
     expect(twice.files[0]!.batches).toEqual(first.batches.map((b) => b.batchId));
@@ -439,7 +459,7 @@ describe('compactParts (Arrow IPC)', () => {
       dir: data.dir,
       format: 'arrow',
       parts: data.parts,
-      keepRow: keep,
+      keepRow: await keepById(data.dir, 'arrow', data.parts, keep),
       targetFileBytes: 150 * 1024,
       rowGroupBytes: recordBatchBytes,
     });

@@ -6,9 +6,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contentHash } from '../../src/chunking/hash.js';
+import { ExpectedRows } from '../../src/output/contract.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import { CODECS } from '../../src/output/part-file.js';
-import { compactDataset, RetainedRows } from '../../src/pipeline/finalize.js';
+import { compactDataset } from '../../src/pipeline/finalize.js';
 import { readingOnce } from '../../src/pipeline/finalize-run.js';
 import { query, sqlString } from '../helpers/duckdb.js';
 import { makeBatch } from '../output/fixtures.js';
@@ -45,11 +47,18 @@ describe('compactDataset with footers read once', () => {
       readMetadata,
     });
     const planned: string[] = [];
+    const expected = new ExpectedRows();
     let rows = 0;
     for (let i = 0; i < 6; i++) {
       const batchId = `b${i}`;
-      const batch = makeBatch({ batchId, rows: 3 + i, dims: 8, seed: 50 + i });
+      const made = makeBatch({ batchId, rows: 3 + i, dims: 8, seed: 50 + i });
+      const chunks = made.chunks.map((c) => ({
+        ...c,
+        hash: contentHash(metadata['embedpipe.model'], c.text),
+      }));
+      const batch = { ...made, chunks };
       await writer.writePart(batchId, batch, { 'embedpipe.batch': JSON.stringify({ rows: 3 + i }) });
+      for (const chunk of batch.chunks) expected.add(chunk.documentId, chunk.index, chunk.hash);
       planned.push(batchId);
       rows += 3 + i;
     }
@@ -57,9 +66,16 @@ describe('compactDataset with footers read once', () => {
     for (const batchId of planned)
       expect((await writer.readPartMetadata(batchId))['embedpipe.batch']).toBeDefined();
 
-    const result = await compactDataset({ writer, planned, owners: new Map(), retained: new RetainedRows() });
+    const result = await compactDataset({
+      writer,
+      planned,
+      owners: new Map(),
+      expected,
+      model: metadata['embedpipe.model'],
+    });
+    expect(result.violations).toEqual([]);
 
-    expect(result.rows).toBe(rows);
+    expect([...result.scans.values()].reduce((n, scan) => n + scan.ids.length, 0)).toBe(rows);
     expect(result.files).toHaveLength(1);
     expect([...reads.keys()].sort()).toEqual(planned.map((id) => `part-${id}.parquet`).sort());
     expect([...reads.values()].every((n) => n === 1)).toBe(true);

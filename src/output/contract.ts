@@ -1,0 +1,460 @@
+/**
+ * The dataset contract (design.md, "checked, not hoped"): what a version must satisfy, from its own
+ * files, before readers see it, and what `embedpipe verify` checks again later.
+ *
+ * - per id, `chunk_index` is 0..k-1, each once (a chunk listed as failed may be absent);
+ * - the rows are exactly the planned chunks: no document the plan does not have, none missing, each
+ *   chunk's content_hash the planned one (at the switch, against the plan; later, against the
+ *   per-document digests the switch recorded in `_documents.jsonl`);
+ * - every file declares the dataset's vector length;
+ * - the manifest's files and counts are what the files hold.
+ *
+ * Rows are compared by (id, chunk_index, content_hash's first 52 bits): 8 bytes of hash a row, so a
+ * million-row dataset is checked in memory. Texts, hashes of texts and vectors are `verify --deep`.
+ */
+import { createHash } from 'node:crypto';
+import { hashKey } from './hash-key.js';
+import type { FileRowKeys } from './row-keys.js';
+
+/** One broken rule: which, in words, and the first offending ids (or files). */
+export interface ContractViolation {
+  readonly check: ContractCheck;
+  readonly message: string;
+  readonly ids: readonly string[];
+}
+
+export type ContractCheck =
+  | 'chunk-index'
+  | 'planned-rows'
+  | 'recorded-rows'
+  | 'dims'
+  | 'manifest'
+  | 'content-hash'
+  | 'vectors'
+  | 'sample';
+
+/** Offending ids named per violation (the count says how many there are). */
+export const IDS_NAMED = 5;
+
+/** The chunks a plan wants in the version, per document (its side of the contract). */
+export class ExpectedRows {
+  /** Document id → hash key per chunk index (undefined: a chunk the plan does not name). */
+  readonly #keys = new Map<string, (number | undefined)[]>();
+  /** Documents re-planned by a batch: any chunks numbered 0..k-1, from the file holding that batch. */
+  readonly #replanned = new Map<string, string>();
+
+  /** A chunk of the plan. */
+  add(documentId: string, index: number, hash: string): void {
+    let keys = this.#keys.get(documentId);
+    if (keys === undefined) {
+      keys = [];
+      this.#keys.set(documentId, keys);
+    }
+    keys[index] = hashKey(hash);
+  }
+
+  /** The document's rows are those of the batch that re-planned it, in `file`. */
+  replan(documentId: string, file: string): void {
+    this.#replanned.set(documentId, file);
+  }
+
+  /** Whether the plan wants this row from this file. */
+  wants(file: string, documentId: string, index: number, key: number): boolean {
+    const owner = this.#replanned.get(documentId);
+    if (owner !== undefined) return owner === file;
+    return this.#keys.get(documentId)?.[index] === key;
+  }
+
+  /** Chunks planned for the document (re-planned ones: undefined, whatever its batch holds). */
+  chunksOf(documentId: string): readonly (number | undefined)[] | undefined {
+    return this.#replanned.has(documentId) ? undefined : this.#keys.get(documentId);
+  }
+
+  has(documentId: string): boolean {
+    return this.#keys.has(documentId) || this.#replanned.has(documentId);
+  }
+
+  documents(): IterableIterator<string> {
+    return new Set([...this.#keys.keys(), ...this.#replanned.keys()]).values();
+  }
+
+  /** One JSON line per document: how a producer hands the plan to a distributed finalize. */
+  *lines(): Generator<string> {
+    for (const [id, keys] of this.#keys) {
+      yield `${JSON.stringify([id, keys.map((k) => (k === undefined ? '' : k.toString(36))).join(',')])}\n`;
+    }
+  }
+
+  static fromLines(lines: Iterable<string>): ExpectedRows {
+    const expected = new ExpectedRows();
+    for (const line of lines) {
+      if (line.trim() === '') continue;
+      const [id, keys] = JSON.parse(line) as [string, string];
+      expected.#keys.set(
+        id,
+        keys.split(',').map((k) => (k === '' ? undefined : Number.parseInt(k, 36))),
+      );
+    }
+    return expected;
+  }
+}
+
+/** Chunks that may be absent: listed as failed in `_failures.jsonl` (document id → chunk indices). */
+export type FailedChunks = ReadonlyMap<string, ReadonlySet<number>>;
+
+export function failedChunks(
+  failures: Iterable<{ readonly documentId: string; readonly chunkIndex?: number }>,
+): Map<string, Set<number>> {
+  const failed = new Map<string, Set<number>>();
+  for (const { documentId, chunkIndex } of failures) {
+    if (chunkIndex === undefined || chunkIndex < 0) continue;
+    const set = failed.get(documentId) ?? new Set<number>();
+    set.add(chunkIndex);
+    failed.set(documentId, set);
+  }
+  return failed;
+}
+
+export interface RowSelection {
+  /** Rows dropped, per file (files with none are absent). */
+  readonly dropped: Map<string, Uint8Array>;
+  /** Rows neither wanted nor explained by `mayDrop`: the version breaks the contract. */
+  readonly violations: ContractViolation[];
+}
+
+/**
+ * Which rows of the files a version keeps: each row the plan wants, once, the first copy in the
+ * order given (a caller lists the files that must be rewritten anyway last). A row the plan does not
+ * want is dropped where `mayDrop` explains it (a file carried over with batches the plan no longer
+ * has; old rows of a re-planned document); anywhere else it is a violation, never dropped silently:
+ * a file of planned batches holds exactly their rows, or something wrote it that should not have.
+ */
+export function selectRows(
+  files: readonly FileRowKeys[],
+  expected: ExpectedRows,
+  mayDrop: (file: string, documentId: string) => boolean,
+): RowSelection {
+  const taken = new Map<string, Set<number>>();
+  const dropped = new Map<string, Uint8Array>();
+  const violations = new Violations();
+  for (const scan of files) {
+    let drops: Uint8Array | undefined;
+    for (let row = 0; row < scan.ids.length; row++) {
+      const id = scan.ids[row]!;
+      const index = scan.indices[row]!;
+      let seen = taken.get(id);
+      const wanted = expected.wants(scan.file, id, index, scan.keys[row]!);
+      if (wanted && !seen?.has(index)) {
+        if (seen === undefined) {
+          seen = new Set();
+          taken.set(id, seen);
+        }
+        seen.add(index);
+        continue;
+      }
+      drops ??= new Uint8Array(scan.ids.length);
+      drops[row] = 1;
+      if (mayDrop(scan.file, id)) continue;
+      const where = `chunk_index ${index} in ${scan.file}`;
+      if (wanted)
+        violations.add('chunk-index', 'rows that repeat a row of the same id and chunk_index', id, where);
+      else if (!expected.has(id))
+        violations.add(
+          'planned-rows',
+          'rows of documents the plan does not have (deleted or unknown ids)',
+          id,
+          where,
+        );
+      else
+        violations.add(
+          'planned-rows',
+          'rows whose content_hash or chunk_index the plan does not have',
+          id,
+          where,
+        );
+    }
+    if (drops) dropped.set(scan.file, drops);
+  }
+  return { dropped, violations: violations.list() };
+}
+
+/**
+ * A version's rows grouped by document, from its files' row keys: columnar (a document number, chunk
+ * index and hash key per row, grouped by a counting sort), so a million rows cost a few typed arrays.
+ */
+export class DatasetRows {
+  readonly rows: number;
+  readonly dims = new Map<string, number | undefined>();
+  /** Document ids by number, in order of first appearance. */
+  readonly #ids: string[] = [];
+  readonly #numbers = new Map<string, number>();
+  /** Per document, its rows are `#order[#starts[d] .. #starts[d + 1])`. */
+  readonly #starts: Int32Array;
+  readonly #order: Int32Array;
+  readonly #indices: Int32Array;
+  readonly #keys: Float64Array;
+
+  constructor(files: Iterable<FileRowKeys>) {
+    const scans = [...files];
+    this.rows = scans.reduce((n, scan) => n + scan.ids.length, 0);
+    const documentOf = new Int32Array(this.rows);
+    this.#indices = new Int32Array(this.rows);
+    this.#keys = new Float64Array(this.rows);
+    let row = 0;
+    for (const scan of scans) {
+      this.dims.set(scan.file, scan.dims);
+      this.#indices.set(scan.indices, row);
+      this.#keys.set(scan.keys, row);
+      let previous: string | undefined;
+      let number = -1;
+      for (const id of scan.ids) {
+        if (id !== previous) {
+          number = this.#numbers.get(id) ?? -1;
+          if (number < 0) {
+            number = this.#ids.length;
+            this.#ids.push(id);
+            this.#numbers.set(id, number);
+          }
+          previous = id;
+        }
+        documentOf[row++] = number;
+      }
+    }
+    const documents = this.#ids.length;
+    this.#starts = new Int32Array(documents + 1);
+    for (let r = 0; r < this.rows; r++) this.#starts[documentOf[r]! + 1]! += 1;
+    for (let d = 0; d < documents; d++) this.#starts[d + 1]! += this.#starts[d]!;
+    const next = this.#starts.slice(0, documents);
+    this.#order = new Int32Array(this.rows);
+    for (let r = 0; r < this.rows; r++) this.#order[next[documentOf[r]!]!++] = r;
+  }
+
+  get documents(): number {
+    return this.#ids.length;
+  }
+
+  has(id: string): boolean {
+    return this.#numbers.has(id);
+  }
+
+  /** Each document's chunk indices and hash keys, as views of arrays grouped by document. */
+  *entries(): Generator<[string, { indices: Int32Array; keys: Float64Array }]> {
+    const indices = new Int32Array(this.rows);
+    const keys = new Float64Array(this.rows);
+    for (let k = 0; k < this.rows; k++) {
+      indices[k] = this.#indices[this.#order[k]!]!;
+      keys[k] = this.#keys[this.#order[k]!]!;
+    }
+    for (let d = 0; d < this.#ids.length; d++) {
+      const start = this.#starts[d]!;
+      const end = this.#starts[d + 1]!;
+      yield [this.#ids[d]!, { indices: indices.subarray(start, end), keys: keys.subarray(start, end) }];
+    }
+  }
+
+  /**
+   * Per document: rows and a digest of its (chunk_index, content_hash) pairs, by id. The digest is a
+   * sum of mixed pairs (order-free, duplicates counted), 64 bits: it tells a changed document from
+   * the recorded one, not an adversary's forgery (`verify --deep` recomputes the hashes).
+   */
+  digests(): Map<string, DocumentDigest> {
+    const digests = new Map<string, DocumentDigest>();
+    for (let d = 0; d < this.#ids.length; d++) {
+      let a = 0;
+      let b = 0;
+      for (let k = this.#starts[d]!; k < this.#starts[d + 1]!; k++) {
+        const r = this.#order[k]!;
+        const key = this.#keys[r]!;
+        const low = key >>> 0;
+        const high = Math.floor(key / 2 ** 32) >>> 0;
+        const index = this.#indices[r]!;
+        a = (a + fmix32(low ^ Math.imul(index + 1, 0x9e3779b1) ^ fmix32(high))) >>> 0;
+        b = (b + fmix32(high ^ Math.imul(index + 1, 0x85ebca77) ^ fmix32(low ^ 0x27d4eb2f))) >>> 0;
+      }
+      const rows = this.#starts[d + 1]! - this.#starts[d]!;
+      digests.set(this.#ids[d]!, { rows, digest: hex8(a) + hex8(b) });
+    }
+    return digests;
+  }
+}
+
+/** murmur3's 32-bit finalizer: every input bit flips each output bit with probability ~1/2. */
+function fmix32(h: number): number {
+  let x = h >>> 0;
+  x ^= x >>> 16;
+  x = Math.imul(x, 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  x ^= x >>> 16;
+  return x >>> 0;
+}
+
+const HEX_BYTES = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+const hex8 = (n: number) =>
+  HEX_BYTES[n >>> 24]! + HEX_BYTES[(n >>> 16) & 255]! + HEX_BYTES[(n >>> 8) & 255]! + HEX_BYTES[n & 255]!;
+
+export interface DocumentDigest {
+  readonly rows: number;
+  readonly digest: string;
+}
+
+/** Collects violations, naming the first offending ids of each check. */
+class Violations {
+  readonly #found = new Map<string, { check: ContractCheck; what: string; ids: string[]; count: number }>();
+
+  add(check: ContractCheck, what: string, id: string, detail?: string): void {
+    const key = `${check}\0${what}`;
+    let entry = this.#found.get(key);
+    if (entry === undefined) {
+      entry = { check, what, ids: [], count: 0 };
+      this.#found.set(key, entry);
+    }
+    entry.count += 1;
+    if (entry.ids.length < IDS_NAMED) entry.ids.push(detail ? `${id} (${detail})` : id);
+  }
+
+  list(): ContractViolation[] {
+    return [...this.#found.values()].map(({ check, what, ids, count }) => ({
+      check,
+      message: `${count} ${what}: ${ids.join('; ')}${count > ids.length ? '; …' : ''}`,
+      ids: ids.map((id) => id.replace(/ \(.*\)$/, '')),
+    }));
+  }
+}
+
+export interface ContractInput {
+  readonly rows: DatasetRows;
+  /** The dataset's vector length (0: no vector written yet, nothing to compare). */
+  readonly dims: number;
+  readonly failed: FailedChunks;
+  /** At the switch: the plan. */
+  readonly expected?: ExpectedRows;
+  /** Later (verify): the per-document digests recorded at the switch. */
+  readonly recorded?: ReadonlyMap<string, DocumentDigest>;
+}
+
+/** Every rule the rows break (empty: the version keeps the contract). */
+export function checkRows(input: ContractInput): ContractViolation[] {
+  const { rows, failed, expected, recorded } = input;
+  const violations = new Violations();
+  const digests = recorded ? rows.digests() : undefined;
+  /** Rows per chunk index of the document at hand (reused: sized to the largest document). */
+  let seen = new Int32Array(64);
+  for (const [id, { indices, keys }] of rows.entries()) {
+    const planned = expected?.chunksOf(id);
+    if (expected && !expected.has(id)) {
+      violations.add('planned-rows', 'rows of documents the plan does not have (deleted or unknown ids)', id);
+      continue;
+    }
+    const gone = failed.get(id);
+    let highest = -1;
+    let negative = false;
+    for (const index of indices) {
+      if (index < 0) negative = true;
+      else if (index > highest) highest = index;
+    }
+    let k = Math.max(planned?.length ?? 0, highest + 1);
+    for (const index of gone ?? []) k = Math.max(k, index + 1);
+    if (seen.length < k) seen = new Int32Array(2 * k);
+    seen.fill(0, 0, k);
+    let twice = -1;
+    for (const index of indices) {
+      if (index >= 0 && ++seen[index]! === 2 && twice < 0) twice = index;
+    }
+    let absent = -1;
+    for (let index = 0; index < k && absent < 0; index++)
+      if (seen[index] === 0 && !gone?.has(index)) absent = index;
+    if (twice >= 0)
+      violations.add('chunk-index', 'documents with a chunk_index twice', id, `chunk_index ${twice} twice`);
+    if (absent >= 0)
+      violations.add(
+        'chunk-index',
+        'documents missing a chunk_index of 0..k-1',
+        id,
+        `no chunk_index ${absent}`,
+      );
+    if (negative || (planned !== undefined && highest >= planned.length))
+      violations.add(
+        'chunk-index',
+        'documents with a chunk_index outside the plan',
+        id,
+        negative ? 'a negative chunk_index' : `chunk_index ${highest}`,
+      );
+    if (planned) {
+      const differs = indices.findIndex(
+        (index, i) => planned[index] !== undefined && planned[index] !== keys[i],
+      );
+      if (differs >= 0)
+        violations.add(
+          'planned-rows',
+          'documents whose content_hash differs from the plan',
+          id,
+          `chunk_index ${indices[differs]}`,
+        );
+    }
+    if (recorded) {
+      const record = recorded.get(id);
+      if (record === undefined)
+        violations.add(
+          'recorded-rows',
+          'documents the manifest does not record (rows added after the switch)',
+          id,
+        );
+      else if (record.digest !== digests!.get(id)!.digest)
+        violations.add(
+          'recorded-rows',
+          'documents whose rows differ from what the switch recorded',
+          id,
+          `${indices.length} rows, recorded ${record.rows}`,
+        );
+    }
+  }
+  if (expected) {
+    for (const id of expected.documents()) {
+      if (rows.has(id)) continue;
+      const planned = expected.chunksOf(id) ?? [];
+      const gone = failed.get(id);
+      if (planned.length > 0 && planned.every((_, index) => gone?.has(index))) continue;
+      violations.add('planned-rows', 'planned documents with no row', id);
+    }
+  }
+  if (recorded) {
+    for (const id of recorded.keys()) {
+      if (!rows.has(id))
+        violations.add('recorded-rows', 'recorded documents with no row (rows removed after the switch)', id);
+    }
+  }
+  if (input.dims > 0) {
+    for (const [file, dims] of rows.dims) {
+      if (dims !== input.dims)
+        violations.add(
+          'dims',
+          `files whose vectors are not of the dataset's ${input.dims} dims`,
+          file,
+          `${dims ?? 'no vector column'}`,
+        );
+    }
+  }
+  return violations.list();
+}
+
+/** `_documents.jsonl`: one line per document, `{"id", "rows", "digest"}`, sorted by id. */
+export function documentLines(digests: ReadonlyMap<string, DocumentDigest>): string {
+  let text = '';
+  for (const [id, { rows, digest }] of digests) text += `${JSON.stringify({ id, rows, digest })}\n`;
+  return text;
+}
+
+export function parseDocumentLines(text: string): Map<string, DocumentDigest> {
+  // One parse of the lines as an array: ~3x faster than a parse per line.
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
+  const records = JSON.parse(`[${lines.join(',')}]`) as ({ id: string } & DocumentDigest)[];
+  const digests = new Map<string, DocumentDigest>();
+  for (const { id, rows, digest } of records) digests.set(id, { rows, digest });
+  return digests;
+}
+
+/** The sha256 of `_documents.jsonl`'s text: the manifest's digest of the whole version's rows. */
+export function rowsDigest(documentsText: string): string {
+  return createHash('sha256').update(documentsText).digest('hex');
+}

@@ -1,0 +1,222 @@
+/**
+ * The identity of a data file's rows, read without their texts or vectors: (id, chunk_index,
+ * content_hash) per row, in file order, and the vector length its schema declares. What the row
+ * selection of finalize and the dataset contract work on (Parquet: only those columns' pages are read).
+ */
+
+import { hash } from 'node:crypto';
+import { openAsBlob } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Data, FixedSizeList, type Schema, type Table, tableFromIPC, type Vector } from 'apache-arrow';
+import * as pw from 'parquet-wasm';
+import { contentHash, imageContentHash } from '../chunking/hash.js';
+import { OutputError } from '../errors.js';
+import { plainUtf8, readColumns, utf8Values } from './columns.js';
+import { messageOf } from './fs-errors.js';
+import { hashKey, hashKeyAt } from './hash-key.js';
+import type { OutputFormat } from './part-file.js';
+import { EMBEDDING_COLUMN, HASH_COLUMN, ID_COLUMN, IMAGE_COLUMNS, INDEX_COLUMN } from './table.js';
+
+export interface FileRowKeys {
+  /** File name, relative to the dataset folder. */
+  readonly file: string;
+  readonly ids: readonly string[];
+  readonly indices: Int32Array;
+  /** content_hash per row, as its first 52 bits (hash-key.ts). */
+  readonly keys: Float64Array;
+  /** The vector length of the file's schema; undefined when it has no fixed-size vector column. */
+  readonly dims: number | undefined;
+  /** Read with `model`: rows whose content_hash is not the hash of their model and text (and image). */
+  readonly unhashed?: readonly number[];
+}
+
+/** The row keys of rows a process wrote itself, from the chunks it wrote (no file read). */
+export function rowKeysOf(
+  file: string,
+  chunks: readonly { readonly documentId: string; readonly index: number; readonly hash: string }[],
+  dims: number | undefined,
+): FileRowKeys {
+  return {
+    file,
+    ids: chunks.map((c) => c.documentId),
+    indices: Int32Array.from(chunks, (c) => c.index),
+    keys: Float64Array.from(chunks, (c) => hashKey(c.hash)),
+    dims,
+  };
+}
+
+const KEY_COLUMNS = [ID_COLUMN, INDEX_COLUMN, HASH_COLUMN];
+const TEXT_COLUMN = 'text';
+
+export interface RowKeyOptions {
+  /** Also read each row's text (and image columns) and check its content_hash against this model. */
+  readonly model?: string;
+}
+
+export async function readRowKeys(
+  dir: string,
+  file: string,
+  format: OutputFormat,
+  options: RowKeyOptions = {},
+): Promise<FileRowKeys> {
+  const path = join(dir, file);
+  const columns = options.model === undefined ? KEY_COLUMNS : [...KEY_COLUMNS, TEXT_COLUMN];
+  try {
+    const { table, schema } =
+      format === 'parquet' ? await parquetKeys(path, columns) : arrowKeys(await readFile(path), columns);
+    const ids = idValues(column(table, ID_COLUMN, path));
+    const indices = Int32Array.from(column(table, INDEX_COLUMN, path).toArray() as ArrayLike<number>);
+    const keys = new Float64Array(table.numRows);
+    const hashes = column(table, HASH_COLUMN, path);
+    let decoded: string[] | undefined;
+    const hashAt = (row: number) => {
+      decoded ??= utf8Values(hashes);
+      return decoded[row]!;
+    };
+    let row = 0;
+    for (const data of hashes.data as Data[]) {
+      const plain = plainUtf8(data);
+      for (let i = 0; i < data.length; i++, row++) {
+        keys[row] = plain
+          ? hashKeyAt(plain.bytes, plain.offsets[i]!, plain.offsets[i + 1]!)
+          : hashKey(hashAt(row));
+      }
+    }
+    const type = schema.fields.find((f) => f.name === EMBEDDING_COLUMN)?.type;
+    const dims = type instanceof FixedSizeList ? type.listSize : undefined;
+    if (options.model === undefined) return { file, ids, indices, keys, dims };
+    const images = schema.fields.some((f) => f.name === IMAGE_COLUMNS[0])
+      ? await imageColumns(path, format)
+      : undefined;
+    const unhashed = uncheckedRows(column(table, TEXT_COLUMN, path), keys, options.model, images);
+    return { file, ids, indices, keys, dims, unhashed };
+  } catch (error) {
+    if (error instanceof OutputError) throw error;
+    throw new OutputError(`cannot read the rows' ids and hashes of ${path}: ${messageOf(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Each row's id, a row with the same id as the row before it sharing its string (a document's rows
+ * are consecutive in a file: a million rows decode to about as many strings as documents).
+ */
+function idValues(ids: Vector): string[] {
+  const values = new Array<string>(ids.length);
+  let row = 0;
+  for (const data of ids.data as Data[]) {
+    const plain = plainUtf8(data);
+    if (plain === undefined) {
+      const decoded = utf8Values(ids);
+      for (let i = 0; i < data.length; i++, row++) values[row] = decoded[row]!;
+      continue;
+    }
+    const { bytes, offsets } = plain;
+    let previous = '';
+    let previousStart = 0;
+    let previousEnd = -1;
+    for (let i = 0; i < data.length; i++, row++) {
+      const start = offsets[i]!;
+      const end = offsets[i + 1]!;
+      const same =
+        end - start === previousEnd - previousStart &&
+        bytes.compare(bytes, previousStart, previousEnd, start, end) === 0;
+      if (!same) {
+        previous = bytes.toString('utf8', start, end);
+        previousStart = start;
+        previousEnd = end;
+      }
+      values[row] = previous;
+    }
+  }
+  return values;
+}
+
+/**
+ * Rows whose text does not hash to their content_hash. A text row is hashed from its UTF-8 bytes as
+ * they are in the column (no string decoded): sha256 of model, NUL, text, as contentHash computes it.
+ */
+function uncheckedRows(
+  texts: Vector,
+  keys: Float64Array,
+  model: string,
+  images: ((row: number) => { sha256: string } | { url: string } | undefined) | undefined,
+): number[] {
+  const unhashed: number[] = [];
+  const prefix = Buffer.from(`${model}\0`, 'utf8');
+  let scratch = Buffer.allocUnsafe(prefix.length + 4096);
+  prefix.copy(scratch);
+  let decoded: string[] | undefined;
+  let row = 0;
+  for (const data of texts.data as Data[]) {
+    const plain = plainUtf8(data);
+    for (let i = 0; i < data.length; i++, row++) {
+      const image = images?.(row);
+      let key: number;
+      if (image !== undefined || plain === undefined) {
+        decoded ??= utf8Values(texts);
+        const text = decoded[row]!;
+        key = hashKey(image ? imageContentHash(model, text, image) : contentHash(model, text));
+      } else {
+        const start = plain.offsets[i]!;
+        const length = plain.offsets[i + 1]! - start;
+        if (prefix.length + length > scratch.length) {
+          scratch = Buffer.allocUnsafe(2 * (prefix.length + length));
+          prefix.copy(scratch);
+        }
+        plain.bytes.copy(scratch, prefix.length, start, start + length);
+        key = digestKey(hash('sha256', scratch.subarray(0, prefix.length + length), 'buffer'));
+      }
+      if (key !== keys[row]) unhashed.push(row);
+    }
+  }
+  return unhashed;
+}
+
+/** hashKey of a digest's hex, from its bytes: the first 52 bits. */
+function digestKey(digest: Buffer): number {
+  return digest.readUIntBE(0, 6) * 16 + (digest[6]! >>> 4);
+}
+
+async function parquetKeys(
+  path: string,
+  columns: readonly string[],
+): Promise<{ table: Table; schema: Schema }> {
+  const file = await pw.ParquetFile.fromFile(await openAsBlob(path));
+  try {
+    const schema = tableFromIPC(file.schema().intoIPCStream()).schema;
+    const table = tableFromIPC((await file.read({ columns: [...columns] })).intoIPCStream());
+    return { table, schema };
+  } finally {
+    file.free();
+  }
+}
+
+function arrowKeys(bytes: Buffer, columns: readonly string[]): { table: Table; schema: Schema } {
+  const table = tableFromIPC(bytes);
+  return { table: table.select([...columns]), schema: table.schema };
+}
+
+/** Row → what its content_hash covers of its image (contentHash's image forms), or undefined for none. */
+async function imageColumns(
+  path: string,
+  format: OutputFormat,
+): Promise<(row: number) => { sha256: string } | { url: string } | undefined> {
+  const table = await readColumns(path, format, [...IMAGE_COLUMNS]);
+  const sources = table.getChild(IMAGE_COLUMNS[0]);
+  const shas = table.getChild(IMAGE_COLUMNS[1]);
+  return (row) => {
+    const sha = shas?.get(row) as string | null | undefined;
+    if (sha) return { sha256: sha };
+    const source = sources?.get(row) as string | null | undefined;
+    return source && /^https?:\/\//i.test(source) ? { url: source } : undefined;
+  };
+}
+
+function column(table: Table, name: string, path: string) {
+  const vector = table.getChild(name);
+  if (!vector) throw new OutputError(`${path} has no ${name} column: it is not a data file of embedpipe`);
+  return vector;
+}

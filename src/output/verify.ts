@@ -1,0 +1,292 @@
+/**
+ * `embedpipe verify`: a complete version against the contract, from its own files (fast: the ids,
+ * chunk indices and content hashes, the manifest and `_documents.jsonl`); `deep` also reads every
+ * text and vector: each content_hash recomputed from its model and text (and image), each vector of
+ * the dataset's dims and finite. The same fast check runs at every switch.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Vector } from 'apache-arrow';
+import pLimit from 'p-limit';
+import { contentHash, imageContentHash } from '../chunking/hash.js';
+import { readColumns, utf8Values } from './columns.js';
+import { parseCompactedFileName } from './compacted-file.js';
+import {
+  type ContractViolation,
+  checkRows,
+  DatasetRows,
+  type DocumentDigest,
+  failedChunks,
+  IDS_NAMED,
+  parseDocumentLines,
+  rowsDigest,
+} from './contract.js';
+import { parsePartFileName } from './dataset.js';
+import { isNotFound, messageOf } from './fs-errors.js';
+import { DOCUMENTS_FILE, FAILURES_FILE } from './jsonl.js';
+import { type Manifest, type ManifestV1, readManifest } from './manifest.js';
+import type { OutputFormat } from './part-file.js';
+import { type FileRowKeys, readRowKeys } from './row-keys.js';
+import { EMBEDDING_COLUMN, HASH_COLUMN, ID_COLUMN, IMAGE_COLUMNS, INDEX_COLUMN } from './table.js';
+
+export interface VerifyOptions {
+  /** The version's folder. */
+  readonly dir: string;
+  readonly deep?: boolean;
+  /** Row keys already read (the switch's own scan), by file: not read again. */
+  readonly scans?: ReadonlyMap<string, FileRowKeys>;
+  /** Those rows, grouped (the switch's own): used when every listed file's keys are in `scans`. */
+  readonly rows?: DatasetRows;
+}
+
+export interface VerifyReport {
+  readonly dir: string;
+  readonly model?: string;
+  readonly dims?: number;
+  readonly format?: OutputFormat;
+  /** The files checked, in dataset order, with their rows. */
+  readonly files: readonly { readonly file: string; readonly rows: number }[];
+  readonly rows: number;
+  readonly documents: number;
+  readonly deep: boolean;
+  readonly violations: readonly ContractViolation[];
+}
+
+/** Row-key reads in flight: each mostly waits on the file system. */
+const READS_IN_FLIGHT = 8;
+
+export async function verifyVersion(options: VerifyOptions): Promise<VerifyReport> {
+  const { dir } = options;
+  const violations: ContractViolation[] = [];
+  const manifest = await readManifest(dir);
+  const base = { dir, deep: options.deep === true };
+  if (!manifest) {
+    return {
+      ...base,
+      files: [],
+      rows: 0,
+      documents: 0,
+      violations: [
+        {
+          check: 'manifest',
+          message: `${dir} has no manifest: an unfinished version (a run builds or resumes it)`,
+          ids: [],
+        },
+      ],
+    };
+  }
+  const format = manifest.format;
+  const present = new Set(
+    (await readdir(dir)).filter(
+      (name) => (parsePartFileName(name) ?? parseCompactedFileName(name)) !== undefined,
+    ),
+  );
+  const listed = new Set(manifest.files);
+  const unlisted = [...present].filter((name) => !listed.has(name)).sort();
+  const absent = [...listed].filter((name) => !present.has(name)).sort();
+  if (unlisted.length > 0)
+    violations.push(
+      fileViolation(`data files the manifest does not list (readers of the folder read them)`, unlisted),
+    );
+  if (absent.length > 0) violations.push(fileViolation('files the manifest lists that are missing', absent));
+
+  const limit = pLimit(READS_IN_FLIGHT);
+  const files = manifest.files.filter((name) => present.has(name));
+  const scans = await Promise.all(
+    files.map((file) =>
+      limit(async () => options.scans?.get(file) ?? (await readRowKeys(dir, file, format))),
+    ),
+  );
+  const rows =
+    options.rows && files.every((file) => options.scans?.has(file)) ? options.rows : new DatasetRows(scans);
+  if (manifest.counts.rows !== rows.rows)
+    violations.push({
+      check: 'manifest',
+      message: `the manifest counts ${manifest.counts.rows} rows, the files hold ${rows.rows}`,
+      ids: [],
+    });
+  const recorded = await recordedDocuments(dir, manifest, violations);
+  violations.push(
+    ...checkRows({
+      rows,
+      dims: manifest.dims,
+      failed: failedChunks(await readFailures(dir)),
+      ...(recorded ? { recorded } : {}),
+    }),
+  );
+  if (options.deep) violations.push(...(await deepCheck(dir, files, manifest)));
+  return {
+    ...base,
+    model: manifest.model,
+    dims: manifest.dims,
+    format,
+    files: scans.map((scan) => ({ file: scan.file, rows: scan.ids.length })),
+    rows: rows.rows,
+    documents: rows.documents,
+    violations,
+  };
+}
+
+function fileViolation(what: string, files: readonly string[]): ContractViolation {
+  const named = files.slice(0, IDS_NAMED);
+  return {
+    check: 'manifest',
+    message: `${files.length} ${what}: ${named.join(', ')}${files.length > named.length ? ', …' : ''}`,
+    ids: named,
+  };
+}
+
+/** The digests the switch recorded, checked against the manifest's sha256 of them. */
+async function recordedDocuments(
+  dir: string,
+  manifest: Manifest | ManifestV1,
+  violations: ContractViolation[],
+): Promise<Map<string, DocumentDigest> | undefined> {
+  const contract = manifest.version === 2 ? manifest.contract : undefined;
+  // A version switched before the contract existed: its rows are checked for their own rules only.
+  if (!contract) return undefined;
+  let text: string;
+  try {
+    text = await readFile(join(dir, DOCUMENTS_FILE), 'utf8');
+  } catch (error) {
+    violations.push({
+      check: 'manifest',
+      message: `cannot read ${DOCUMENTS_FILE}: ${messageOf(error)}`,
+      ids: [],
+    });
+    return undefined;
+  }
+  if (rowsDigest(text) !== contract.documentsSha256) {
+    violations.push({
+      check: 'manifest',
+      message: `${DOCUMENTS_FILE} is not the one the manifest records (its sha256 differs)`,
+      ids: [],
+    });
+    return undefined;
+  }
+  return parseDocumentLines(text);
+}
+
+async function readFailures(dir: string): Promise<{ documentId: string; chunkIndex?: number }[]> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, FAILURES_FILE), 'utf8');
+  } catch (error) {
+    if (isNotFound(error)) return [];
+    throw error;
+  }
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as { documentId: string; chunkIndex?: number });
+}
+
+/** Every row's content_hash from its model and text (and image), every vector's length and values. */
+async function deepCheck(
+  dir: string,
+  files: readonly string[],
+  manifest: Manifest | ManifestV1,
+): Promise<ContractViolation[]> {
+  const hashes = new Named('content-hash', 'rows whose content_hash is not the hash of their model and text');
+  const vectors = new Named('vectors', `rows whose vector is not ${manifest.dims} finite numbers`);
+  for (const file of files) {
+    const table = await readColumns(join(dir, file), manifest.format, [
+      ID_COLUMN,
+      INDEX_COLUMN,
+      'text',
+      HASH_COLUMN,
+      EMBEDDING_COLUMN,
+      ...IMAGE_COLUMNS,
+    ]).catch(() =>
+      readColumns(join(dir, file), manifest.format, [
+        ID_COLUMN,
+        INDEX_COLUMN,
+        'text',
+        HASH_COLUMN,
+        EMBEDDING_COLUMN,
+      ]),
+    );
+    const ids = utf8Values(table.getChild(ID_COLUMN)!);
+    const indices = table.getChild(INDEX_COLUMN)!;
+    const texts = utf8Values(table.getChild('text')!);
+    const stored = utf8Values(table.getChild(HASH_COLUMN)!);
+    const sources = table.getChild(IMAGE_COLUMNS[0]);
+    const shas = table.getChild(IMAGE_COLUMNS[1]);
+    const rowVectors = vectorsOf(table.getChild(EMBEDDING_COLUMN)!);
+    for (let row = 0; row < ids.length; row++) {
+      const where = `${ids[row]} chunk_index ${indices.get(row)} in ${file}`;
+      const expected = hashOf(manifest.model, texts[row]!, sources, shas, row);
+      if (expected !== stored[row]) hashes.add(where);
+      const vector = rowVectors(row);
+      if (!vector || vector.length !== manifest.dims || !allFinite(vector)) vectors.add(where);
+    }
+  }
+  return [hashes, vectors].flatMap((n) => n.violation());
+}
+
+function hashOf(
+  model: string,
+  text: string,
+  sources: Vector | null,
+  shas: Vector | null,
+  row: number,
+): string {
+  const sha = shas?.get(row) as string | null | undefined;
+  if (sha) return imageContentHash(model, text, { sha256: sha });
+  const source = sources?.get(row) as string | null | undefined;
+  if (source && /^https?:\/\//i.test(source)) return imageContentHash(model, text, { url: source });
+  return contentHash(model, text);
+}
+
+/** Row → its vector as a view of the column's values (undefined for a null or a column of another type). */
+function vectorsOf(column: Vector): (row: number) => Float32Array | undefined {
+  const views: (Float32Array | undefined)[] = [];
+  for (const data of column.data) {
+    const size = (data.type as { listSize?: number }).listSize;
+    const values = data.children[0]?.values;
+    for (let i = 0; i < data.length; i++) {
+      const valid = data.nullCount === 0 || data.getValid(i);
+      views.push(
+        valid && size !== undefined && values instanceof Float32Array
+          ? values.subarray(
+              (data.offset + i) * size + (data.children[0]!.offset ?? 0),
+              (data.offset + i + 1) * size + (data.children[0]!.offset ?? 0),
+            )
+          : undefined,
+      );
+    }
+  }
+  return (row) => views[row];
+}
+
+function allFinite(vector: Float32Array): boolean {
+  for (let i = 0; i < vector.length; i++) if (!Number.isFinite(vector[i]!)) return false;
+  return true;
+}
+
+/** A violation naming its first rows. */
+class Named {
+  readonly #named: string[] = [];
+  #count = 0;
+
+  constructor(
+    private readonly check: ContractViolation['check'],
+    private readonly what: string,
+  ) {}
+
+  add(where: string): void {
+    this.#count += 1;
+    if (this.#named.length < IDS_NAMED) this.#named.push(where);
+  }
+
+  violation(): ContractViolation[] {
+    if (this.#count === 0) return [];
+    return [
+      {
+        check: this.check,
+        message: `${this.#count} ${this.what}: ${this.#named.join('; ')}${this.#count > this.#named.length ? '; …' : ''}`,
+        ids: this.#named.map((where) => where.split(' chunk_index ')[0]!),
+      },
+    ];
+  }
+}

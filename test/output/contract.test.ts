@@ -1,0 +1,250 @@
+/** The dataset contract's rules, on row keys made by hand: each rule broken on purpose and named. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contentHash } from '../../src/chunking/hash.js';
+import {
+  checkRows,
+  DatasetRows,
+  documentLines,
+  ExpectedRows,
+  failedChunks,
+  parseDocumentLines,
+  selectRows,
+} from '../../src/output/contract.js';
+import { DatasetWriter } from '../../src/output/dataset.js';
+import { hashKey } from '../../src/output/hash-key.js';
+import { type FileRowKeys, readRowKeys } from '../../src/output/row-keys.js';
+import { makeBatch } from './fixtures.js';
+
+const MODEL = 'test/model-1';
+const hashOf = (id: string, index: number) => contentHash(MODEL, `${id} chunk ${index}`);
+
+/** A file's row keys: rows given as [id, chunk_index] (content hash from both), or [id, index, hash]. */
+function scan(file: string, rows: readonly (readonly [string, number, string?])[], dims = 8): FileRowKeys {
+  return {
+    file,
+    ids: rows.map(([id]) => id),
+    indices: Int32Array.from(rows, ([, index]) => index),
+    keys: Float64Array.from(rows, ([id, index, hash]) => hashKey(hash ?? hashOf(id, index))),
+    dims,
+  };
+}
+
+/** The plan: documents with their chunk counts. */
+function plan(documents: Record<string, number>): ExpectedRows {
+  const expected = new ExpectedRows();
+  for (const [id, k] of Object.entries(documents))
+    for (let i = 0; i < k; i++) expected.add(id, i, hashOf(id, i));
+  return expected;
+}
+
+const checksOf = (violations: readonly { check: string }[]) => violations.map((v) => v.check).sort();
+
+describe('checkRows against the plan', () => {
+  const expected = plan({ a: 3, b: 1 });
+
+  it('passes exactly the planned rows, in any file order', () => {
+    const rows = new DatasetRows([
+      scan('f1', [
+        ['b', 0],
+        ['a', 2],
+      ]),
+      scan('f2', [
+        ['a', 0],
+        ['a', 1],
+      ]),
+    ]);
+    expect(checkRows({ rows, dims: 8, failed: new Map(), expected })).toEqual([]);
+    expect(rows.rows).toBe(4);
+    expect(rows.documents).toBe(2);
+  });
+
+  it('names a duplicated row, a missing chunk, a stranger, a changed hash and a missing document', () => {
+    const rows = new DatasetRows([
+      scan('f1', [
+        ['a', 0],
+        ['a', 0],
+        ['a', 2],
+        ['ghost', 0],
+        ['a', 1, hashOf('x', 1)],
+      ]),
+    ]);
+    const violations = checkRows({ rows, dims: 8, failed: new Map(), expected });
+    expect(checksOf(violations)).toEqual(['chunk-index', 'planned-rows', 'planned-rows', 'planned-rows']);
+    const text = violations.map((v) => v.message).join('\n');
+    expect(text).toContain('a (chunk_index 0 twice)');
+    expect(text).toContain('ghost');
+    expect(text).toContain('content_hash differs from the plan: a (chunk_index 1)');
+    expect(text).toContain('planned documents with no row: b');
+    expect(violations.find((v) => v.message.includes('ghost'))?.ids).toEqual(['ghost']);
+  });
+
+  it('lets a listed failure be absent, and no other', () => {
+    const rows = new DatasetRows([
+      scan('f1', [
+        ['a', 0],
+        ['a', 2],
+        ['b', 0],
+      ]),
+    ]);
+    const failed = failedChunks([{ documentId: 'a', chunkIndex: 1 }]);
+    expect(checkRows({ rows, dims: 8, failed, expected })).toEqual([]);
+    const [violation] = checkRows({ rows, dims: 8, failed: new Map(), expected });
+    expect(violation?.message).toContain('a (no chunk_index 1)');
+  });
+
+  it('names a file whose vectors are of other dims', () => {
+    const rows = new DatasetRows([
+      scan('f1', [
+        ['a', 0],
+        ['a', 1],
+        ['a', 2],
+      ]),
+      scan('f2', [['b', 0]], 16),
+    ]);
+    const [violation] = checkRows({ rows, dims: 8, failed: new Map(), expected });
+    expect(violation).toMatchObject({ check: 'dims', ids: ['f2'] });
+  });
+});
+
+describe('selectRows', () => {
+  it('keeps each wanted row once, in file order, and drops what mayDrop explains', () => {
+    const expected = plan({ a: 2, b: 1 });
+    const files = [
+      scan('new', [
+        ['a', 0],
+        ['a', 1],
+      ]),
+      scan('old', [
+        ['a', 0],
+        ['gone', 0],
+        ['b', 0],
+      ]),
+    ];
+    const { dropped, violations } = selectRows(files, expected, (file) => file === 'old');
+    expect(violations).toEqual([]);
+    expect(dropped.has('new')).toBe(false);
+    expect([...dropped.get('old')!]).toEqual([1, 1, 0]);
+  });
+
+  it('refuses rows nothing explains: a copy or a stranger in a file of planned batches', () => {
+    const expected = plan({ a: 2 });
+    const files = [
+      scan('f1', [
+        ['a', 0],
+        ['a', 1],
+        ['a', 1],
+        ['ghost', 0],
+      ]),
+    ];
+    const { violations } = selectRows(files, expected, () => false);
+    expect(checksOf(violations)).toEqual(['chunk-index', 'planned-rows']);
+    expect(violations.flatMap((v) => v.ids).sort()).toEqual(['a', 'ghost']);
+  });
+
+  it("keeps a re-planned document's rows from its owner's file only", () => {
+    const expected = plan({ a: 1 });
+    expected.replan('a', 'owner');
+    const files = [
+      scan('other', [['a', 0]]),
+      scan('owner', [
+        ['a', 0, hashOf('a', 9)],
+        ['a', 1, hashOf('a', 8)],
+      ]),
+    ];
+    const { dropped, violations } = selectRows(files, expected, (file) => file !== 'owner');
+    expect(violations).toEqual([]);
+    expect([...dropped.get('other')!]).toEqual([1]);
+    expect(dropped.has('owner')).toBe(false);
+  });
+});
+
+describe('recorded digests (verify)', () => {
+  it('tell a document whose rows changed after the switch, an added one and a removed one', () => {
+    const before = new DatasetRows([
+      scan('f1', [
+        ['a', 0],
+        ['a', 1],
+        ['b', 0],
+        ['c', 0],
+      ]),
+    ]);
+    const recorded = parseDocumentLines(documentLines(before.digests()));
+    expect(checkRows({ rows: before, dims: 8, failed: new Map(), recorded })).toEqual([]);
+    const after = new DatasetRows([
+      scan('f1', [
+        ['a', 1],
+        ['a', 0, hashOf('z', 0)],
+        ['b', 0],
+        ['d', 0],
+      ]),
+    ]);
+    const violations = checkRows({ rows: after, dims: 8, failed: new Map(), recorded });
+    expect(violations.map((v) => [v.check, v.ids])).toEqual([
+      ['recorded-rows', ['a']],
+      ['recorded-rows', ['d']],
+      ['recorded-rows', ['c']],
+    ]);
+  });
+
+  it('do not depend on row order, and count duplicates', () => {
+    const one = new DatasetRows([
+      scan('f1', [
+        ['a', 0],
+        ['a', 1],
+      ]),
+    ])
+      .digests()
+      .get('a');
+    const swapped = new DatasetRows([scan('f2', [['a', 1]]), scan('f1', [['a', 0]])]).digests().get('a');
+    const doubled = new DatasetRows([
+      scan('f1', [
+        ['a', 0],
+        ['a', 1],
+        ['a', 1],
+      ]),
+    ])
+      .digests()
+      .get('a');
+    expect(swapped).toEqual(one);
+    expect(doubled?.digest).not.toBe(one?.digest);
+  });
+});
+
+describe('ExpectedRows lines (the plan a producer hands to a distributed finalize)', () => {
+  it('round-trip every chunk of every document', () => {
+    const expected = plan({ 'a,"b"\n': 3, é: 1 });
+    const back = ExpectedRows.fromLines([...expected.lines()].join('').split('\n'));
+    for (const id of ['a,"b"\n', 'é']) expect(back.chunksOf(id)).toEqual(expected.chunksOf(id));
+    expect([...back.documents()].sort()).toEqual([...expected.documents()].sort());
+  });
+});
+
+describe('readRowKeys', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'embedpipe-row-keys-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("reads a file's ids, indices and hash keys, and names the rows whose text does not hash to their content_hash", async () => {
+    const made = makeBatch({ batchId: 'b1', rows: 6, dims: 4, seed: 3 });
+    const chunks = made.chunks.map((c, i) => ({
+      ...c,
+      hash: contentHash(MODEL, i === 4 ? 'not the text' : c.text),
+    }));
+    const writer = new DatasetWriter({ dir, format: 'parquet', metadata: { 'embedpipe.model': MODEL } });
+    const { file } = await writer.writeGroup([{ batchId: 'b1', batch: { ...made, chunks } }]);
+    const keys = await readRowKeys(dir, file, 'parquet', { model: MODEL });
+    expect(keys.ids).toEqual(chunks.map((c) => c.documentId));
+    expect([...keys.indices]).toEqual(chunks.map((c) => c.index));
+    expect([...keys.keys]).toEqual(chunks.map((c) => hashKey(c.hash)));
+    expect(keys.dims).toBe(4);
+    expect(keys.unhashed).toEqual([4]);
+    expect((await readRowKeys(dir, file, 'parquet')).unhashed).toBeUndefined();
+  });
+});
