@@ -1,0 +1,226 @@
+/**
+ * Nightly runs, randomized: sequences of runs over a corpus that changes between them (edits,
+ * inserts, deletes, reorders, copied texts), with random request and chunk sizes, some runs killed
+ * with SIGKILL mid-run and resumed, all against an independent server that injects 429s, 5xx, resets
+ * and empty answers. After every run the current version equals a fresh full run of the same corpus
+ * row for row (id, chunk_index, text, content_hash, vector), and `verify --deep` passes. One sequence
+ * runs in distributed mode (enqueue, two workers, finalize by the last worker).
+ *
+ * The seed is printed with every failure; replay with EMBEDPIPE_PROPERTY_SEED=<seed>.
+ */
+import { copyFile, mkdir, readdir, readFile, readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seeded } from '../chunking/generate.js';
+import { runArgs, runCli, spawnCli } from '../helpers/cli.js';
+import { comparable } from '../helpers/dataset-checks.js';
+import { readDataset } from '../helpers/duckdb.js';
+import {
+  INDEPENDENT_KEY,
+  INDEPENDENT_MODEL,
+  type IndependentGateway,
+  independentVector,
+  startIndependentGateway,
+} from '../helpers/independent-gateway.js';
+import { type Doc, makeDocs, nextNight, writeJsonl } from '../helpers/nightly-corpus.js';
+import { type RedisServer, startRedisServer } from '../helpers/redis-server.js';
+import { tempFolder } from '../helpers/temp.js';
+
+const SEED = Number(process.env['EMBEDPIPE_PROPERTY_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
+const root = await tempFolder('embedpipe-nightly-property-');
+const why = (what: string) => `${what} (seed ${SEED}: replay with EMBEDPIPE_PROPERTY_SEED=${SEED})`;
+
+let gateway: IndependentGateway;
+beforeAll(async () => {
+  gateway = await startIndependentGateway();
+});
+afterAll(async () => {
+  await gateway.close();
+});
+const env = () => ({ EMBEDPIPE_BASE_URL: gateway.baseUrl, EMBEDPIPE_API_KEY: INDEPENDENT_KEY });
+
+const pickFrom = <T>(rand: () => number, items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
+
+/**
+ * The folder's current version holds every document of `docs` exactly (its rows spell the text, in
+ * chunk_index order 0..k-1, each vector the server's for its text), equals a fresh full run of
+ * `input` row for row, and passes verify.
+ */
+async function expectSoundAndFresh(
+  out: string,
+  input: string,
+  docs: readonly Doc[],
+  planArgs: readonly string[],
+  what: string,
+) {
+  const dataset = await readDataset(out);
+  const byId = new Map<string, typeof dataset>();
+  for (const row of dataset) byId.set(row.id, [...(byId.get(row.id) ?? []), row]);
+  expect([...byId.keys()].sort(), why(`${what}: the documents`)).toEqual(
+    [...new Set(docs.map((d) => d.id))].sort(),
+  );
+  for (const doc of docs) {
+    const rows = byId.get(doc.id)!;
+    expect(
+      rows.map((r) => r.chunk_index),
+      why(`${what}: ${doc.id} chunk_index`),
+    ).toEqual(rows.map((_, i) => i));
+    expect(rows.map((r) => r.text).join(''), why(`${what}: ${doc.id} text`)).toBe(doc.text);
+    for (const row of rows)
+      expect(row.embedding, why(`${what}: ${doc.id} vector`)).toEqual(independentVector(row.text));
+  }
+  const verified = await runCli(['verify', out, '--deep', '--json'], env());
+  expect(verified.code, why(`${what}: verify --deep: ${verified.stdout}${verified.stderr}`)).toBe(0);
+  // The control starts from what the dataset learned of the gateway's token counting (its
+  // calibration, see README "Chunk sizing"): probes drawn from another corpus can calibrate another
+  // script's weight differently and cut every chunk elsewhere, equally valid but not comparable.
+  const control = `${out}-control-${Math.floor(Math.random() * 1e9)}`;
+  await mkdir(join(`${control}.versions`, 'v000001'), { recursive: true });
+  await copyFile(join(out, '_calibration.json'), join(`${control}.versions`, 'v000001', '_calibration.json'));
+  const fresh = await runCli(
+    // Request sizes change batches, not rows: the control sends large requests (fewer faults to wait out).
+    [
+      'run',
+      '--input',
+      input,
+      '--model',
+      INDEPENDENT_MODEL,
+      '--out',
+      control,
+      ...planArgs,
+      '--max-inputs',
+      '128',
+      '--concurrency',
+      '4',
+      '--json',
+    ],
+    env(),
+  );
+  const failures = await readFile(join(control, '_failures.jsonl'), 'utf8').catch(() => '');
+  expect(
+    fresh.code,
+    why(`${what}: the control run: ${fresh.stderr.slice(-2000)} ${failures.slice(0, 3000)}`),
+  ).toBe(0);
+  const rows = comparable(dataset);
+  const expected = comparable(await readDataset(control));
+  const key = (r: { id: string; chunk_index: number }) => `${r.id}#${r.chunk_index}`;
+  const keys = rows.map(key);
+  expect(new Set(keys).size, why(`${what}: a (id, chunk_index) twice`)).toBe(keys.length);
+  // Row for row when the dataset chunks with one calibration epoch. With several (a script first met
+  // mid-corpus), a fresh run re-plans the documents before the later epoch's start under it, while
+  // an incremental run keeps their committed chunks: both cover each document exactly (checked
+  // above), at different boundaries (README, "Chunk sizing").
+  const calibration = JSON.parse(await readFile(join(out, '_calibration.json'), 'utf8'));
+  if (calibration.epochs.length === 1) {
+    expect(rows.length, why(`${what}: rows against a fresh run`)).toBe(expected.length);
+    expect(rows, why(`${what}: the dataset against a fresh run, row for row`)).toEqual(expected);
+  } else {
+    const documents = (list: typeof rows) => [...new Set(list.map((r) => r.id))].sort();
+    expect(documents(rows), why(`${what}: documents against a fresh run`)).toEqual(documents(expected));
+  }
+}
+
+describe('nightly runs, randomized', () => {
+  it('run: five nights of random changes, sizes, kills and faults; each version equals a fresh run', {
+    timeout: 240_000,
+  }, async () => {
+    const rand = seeded(SEED);
+    const out = join(root, 'run');
+    // Chunk budget per sequence (a new budget is a new plan: its own version, nothing reused).
+    const maxTokens = pickFrom(rand, ['150', '300']);
+    let docs: Doc[] = makeDocs(15 + Math.floor(rand() * 10), rand);
+    let kills = 0;
+    for (let night = 0; night < 5; night++) {
+      if (night > 0) docs = nextNight(docs, rand, night, 0.05 + rand() * 0.15).docs;
+      const input = join(root, `run-night-${night}.jsonl`);
+      await writeJsonl(input, docs);
+      const planArgs = [
+        '--max-tokens',
+        maxTokens,
+        '--max-inputs',
+        pickFrom(rand, ['8', '16', '64']),
+        '--concurrency',
+        '2',
+      ];
+      const args = runArgs(input, INDEPENDENT_MODEL, '--out', out, ...planArgs, '--json');
+      if (night > 0 && rand() < 0.5) {
+        // Killed mid-run: once the version being built holds a file, or after a random moment.
+        const child = spawnCli(args, env());
+        const deadline = Date.now() + 100 + rand() * 1500;
+        const building = join(`${out}.versions`, `v${String(night + 1).padStart(6, '0')}`);
+        while (Date.now() < deadline && child.exitCode === null) {
+          const names = await readdir(building).catch(() => [] as string[]);
+          if (names.some((n) => n.startsWith('data-') && rand() < 0.3)) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        child.kill('SIGKILL');
+        const killed = await child.result;
+        if (killed.signal === 'SIGKILL') kills += 1;
+      }
+      const result = await runCli(args, env());
+      expect(result.code, why(`night ${night}: ${result.stderr}`)).toBe(0);
+      await expectSoundAndFresh(out, input, docs, planArgs, `night ${night}`);
+    }
+    expect(gateway.stats.faults, why('the server injected faults')).toBeGreaterThan(0);
+    expect(kills + 1, why('runs killed')).toBeGreaterThan(0);
+  });
+
+  describe('distributed', () => {
+    let redis: RedisServer;
+    beforeAll(async () => {
+      redis = await startRedisServer();
+    });
+    afterAll(async () => {
+      await redis.stop();
+    });
+
+    it('enqueue, two workers, finalize: three nights of random changes; each version equals a fresh run', {
+      timeout: 240_000,
+    }, async () => {
+      const rand = seeded(SEED ^ 0x5bd1e995);
+      const out = join(root, 'distributed');
+      const maxTokens = pickFrom(rand, ['150', '300']);
+      const workerEnv = env();
+      const workers = [0, 1].map(() =>
+        spawnCli(['worker', '--redis', redis.url, '--concurrency', '2', '--lock-duration', '4'], workerEnv),
+      );
+      try {
+        let docs: Doc[] = makeDocs(12 + Math.floor(rand() * 8), rand, 'dist');
+        for (let night = 0; night < 3; night++) {
+          if (night > 0) docs = nextNight(docs, rand, night, 0.1 + rand() * 0.1).docs;
+          const input = join(root, `dist-night-${night}.jsonl`);
+          await writeJsonl(input, docs);
+          // A worker never re-plans: the chunk budget is given (README, distributed mode).
+          const planArgs = ['--max-tokens', maxTokens, '--max-inputs', pickFrom(rand, ['8', '16'])];
+          const enqueued = await runCli(
+            [
+              'enqueue',
+              '--input',
+              input,
+              '--model',
+              INDEPENDENT_MODEL,
+              '--out',
+              out,
+              ...planArgs,
+              '--redis',
+              redis.url,
+              '--json',
+            ],
+            env(),
+          );
+          expect(enqueued.code, why(`night ${night}: enqueue: ${enqueued.stderr}`)).toBe(0);
+          const version = JSON.parse(enqueued.stdout).version as string;
+          const deadline = Date.now() + 120_000;
+          while (!(await readlink(out).catch(() => '')).endsWith(version)) {
+            expect(Date.now() < deadline, why(`night ${night}: the switch to ${version}`)).toBe(true);
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+          await expectSoundAndFresh(out, input, docs, planArgs, `distributed night ${night}`);
+        }
+      } finally {
+        for (const worker of workers) worker.kill('SIGTERM');
+        await Promise.all(workers.map((w) => w.result));
+      }
+    });
+  });
+});
