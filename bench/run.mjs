@@ -18,6 +18,7 @@ const benches = [
   ['planner.bench.mjs'],
   ['incremental.bench.mjs'],
   ['compact.bench.mjs'],
+  ['contract.bench.mjs'],
   ['memory.bench.mjs'],
 ];
 for (const [file, ...rest] of benches) {
