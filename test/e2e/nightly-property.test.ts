@@ -216,6 +216,17 @@ describe('nightly runs, randomized', () => {
             await new Promise((resolve) => setTimeout(resolve, 100));
           }
           await expectSoundAndFresh(out, input, docs, planArgs, `distributed night ${night}`);
+          if (night === 0) {
+            // The first night's batches are the whole version: `status` (Redis, folded from the
+            // committed batch records) and the manifest (from the files and the same records) agree.
+            const runId = JSON.parse(enqueued.stdout).runId as string;
+            const status = await runCli(['status', runId, '--redis', redis.url, '--json'], env());
+            const manifest = JSON.parse(await readFile(join(out, '_manifest.json'), 'utf8'));
+            const run = JSON.parse(status.stdout);
+            expect(run.inputs, why('status inputs against the manifest rows')).toBe(manifest.counts.rows);
+            expect(run.tokens, why('status tokens against the manifest')).toBe(manifest.counts.tokens);
+            expect(run.done, why('status batches against the plan')).toBe(run.planned);
+          }
         }
       } finally {
         for (const worker of workers) worker.kill('SIGTERM');
