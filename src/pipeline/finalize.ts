@@ -1,10 +1,12 @@
 /**
  * `finalize`: a run's version becomes the dataset. Once every planned batch is committed, per-batch
  * part files and any data file that holds rows the plan no longer wants are compacted into large
- * data files, in plan order; the manifest lists the version's files and is written last; the
- * dataset's link switches to the version; old versions are pruned. Rows dropped on the way: the old
- * chunks of a document another batch re-planned, and, inside a data file linked from the previous
- * version, the rows of batches this plan does not have (documents changed or deleted since).
+ * data files, in plan order; the version is checked against the dataset contract (output/contract.ts)
+ * and the plan; the manifest lists the version's files and is written last; the dataset's link
+ * switches to the version; old versions are pruned. Rows dropped on the way: the old chunks of a
+ * document another batch re-planned, and, inside a data file linked from the previous version, the
+ * rows of batches this plan does not have (documents changed or deleted since). Any other row the
+ * plan does not want refuses the switch.
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -15,7 +15,7 @@ import { checkGatewayTransport, type RunSettings } from '../config/settings.js';
 import type { Batch, ChunkFailure, EmbeddedBatch, TranscriptionFailure } from '../domain.js';
 import { CostBudget } from '../embedding/cost-budget.js';
 import { BatchFailedError } from '../embedding/gateway-embedder.js';
-import { EmbedpipeError, OutputLockedError, RunStoppedError } from '../errors.js';
+import { DatasetContractError, EmbedpipeError, OutputLockedError, RunStoppedError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import { RunStats } from '../observability/stats.js';
@@ -322,6 +322,14 @@ async function embedInto(
     failures.push(...failuresOfBatch(batch.batchId, batch.chunks, error.cause));
   }
 
+  // A version that breaks the dataset contract is not switched: the run stops with its summary (exit
+  // 5; cron gets its JSON), readers keep the previous version.
+  const refused = (error: unknown): never => {
+    if (!(error instanceof DatasetContractError)) throw error;
+    logger.error({ version: session.version.name }, error.message);
+    const stop = { exitCode: error.exitCode, message: error.message };
+    throw new RunStoppedError(error, summarize('stopped', settings, stats, { ...outcome, stop }));
+  };
   // A corpus with no document (emptied, or every row rejected) never replaces the dataset.
   const finalized: FinalizedVersion =
     stats.documents === 0
@@ -369,7 +377,7 @@ async function embedInto(
               },
               done,
             ),
-        });
+        }).catch(refused);
   // Chunks in _failures.jsonl make the run incomplete (exit 5) even with every batch committed: a
   // re-run sends them again (failed batches whole, chunk failures as repair batches).
   if (failures.length > 0)

@@ -143,6 +143,7 @@ describe('a version made wrong by hand is refused at the switch', () => {
 
       const resumed = await runCli(nightly(night2, out), EMULATOR_ENV);
       expect(resumed.code, resumed.stderr).toBe(5);
+      expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'stopped', stop: { exitCode: 5 } });
       expect(resumed.stderr).toContain(`[${expected.check}]`);
       expect(resumed.stderr).toContain(expected.id);
       expect(await readlink(out)).toBe(join(`${name}.versions`, 'v000001'));
