@@ -8,6 +8,7 @@
  * attaches vectors to the wrong inputs.
  */
 import { endianness } from 'node:os';
+import { allFinite } from '../finite.js';
 import type { EmbeddingModelWire, MemberRole, MemberWire } from './wire.js';
 
 /** A successful body that does not have the promised shape. */
@@ -168,27 +169,9 @@ function floatsFrom(values: readonly unknown[], where: string): Float32Array {
   return vector;
 }
 
-/**
- * Checked after conversion: a finite double beyond float32's range becomes Infinity there. The
- * common case is one sum: float32 values summed as doubles cannot overflow (|x| < 3.5e38), so the
- * sum is finite exactly when every value is (an Infinity or a NaN makes it Infinity or NaN). Four
- * running sums, because one is a chain of dependent adds: ~2.4x faster than a test per value.
- */
+/** Checked after conversion: a finite double beyond float32's range becomes Infinity there. */
 function requireFinite(vector: Float32Array, where: string): void {
-  let a = 0;
-  let b = 0;
-  let c = 0;
-  let d = 0;
-  const whole = vector.length - (vector.length % 4);
-  let i = 0;
-  for (; i < whole; i += 4) {
-    a += vector[i]!;
-    b += vector[i + 1]!;
-    c += vector[i + 2]!;
-    d += vector[i + 3]!;
-  }
-  for (; i < vector.length; i++) a += vector[i]!;
-  if (Number.isFinite(a + b + c + d)) return;
+  if (allFinite(vector)) return;
   for (let k = 0; k < vector.length; k++) {
     if (!Number.isFinite(vector[k])) throw new ShapeError(`${where}[${k}] is ${vector[k]}, not finite`);
   }
