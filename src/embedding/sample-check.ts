@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Vector } from 'apache-arrow';
 import type { RetryingGateway } from '../gateway/index.js';
 import { readRowsOf } from '../output/columns.js';
-import type { ContractViolation } from '../output/contract.js';
+import { type ContractViolation, Violations } from '../output/contract.js';
 import type { OutputFormat } from '../output/part-file.js';
 import { EMBEDDING_COLUMN, ID_COLUMN, IMAGE_COLUMNS, INDEX_COLUMN } from '../output/table.js';
 
@@ -39,44 +39,47 @@ export async function sampleCheck(input: SampleInput): Promise<SampleResult> {
   const total = input.files.reduce((n, f) => n + f.rows, 0);
   const picked = new Set<number>();
   while (picked.size < Math.min(input.sample, total)) picked.add(randomInt(total));
-  const byFile = new Map<number, number[]>();
+  /** The dataset row number of each file's first row. */
+  const starts: number[] = [];
   let first = 0;
-  const starts = input.files.map((f) => {
-    const start = first;
-    first += f.rows;
-    return start;
-  });
+  for (const { rows } of input.files) {
+    starts.push(first);
+    first += rows;
+  }
+  const byFile = new Map<number, number[]>();
   for (const row of [...picked].sort((a, b) => a - b)) {
     let k = starts.length - 1;
     while (starts[k]! > row) k -= 1;
-    byFile.set(k, [...(byFile.get(k) ?? []), row - starts[k]!]);
+    const offsets = byFile.get(k) ?? [];
+    offsets.push(row - starts[k]!);
+    byFile.set(k, offsets);
   }
-  const rows: { where: string; text: string; vector: Float32Array }[] = [];
+  const rows: { id: string; where: string; text: string; vector: Float32Array }[] = [];
   for (const [k, offsets] of byFile) {
     const file = input.files[k]!.file;
+    // (A dataset without images has no image columns: the reader leaves out the names it lacks.)
     const tables = await readRowsOf(
       join(input.dir, file),
       input.format,
-      [ID_COLUMN, INDEX_COLUMN, 'text', EMBEDDING_COLUMN],
+      [ID_COLUMN, INDEX_COLUMN, 'text', EMBEDDING_COLUMN, ...IMAGE_COLUMNS],
       offsets,
     );
-    const sources = await readRowsOf(join(input.dir, file), input.format, [...IMAGE_COLUMNS], offsets).catch(
-      () => undefined,
-    );
-    tables.forEach((table, i) => {
-      if (sources?.[i]?.getChild(IMAGE_COLUMNS[0])?.get(0)) return;
+    for (const table of tables) {
+      if (table.getChild(IMAGE_COLUMNS[0])?.get(0)) continue;
       const vector = (table.getChild(EMBEDDING_COLUMN) as Vector).get(0) as Vector | null;
-      if (!vector) return;
+      if (!vector) continue;
       rows.push({
-        where: `${table.getChild(ID_COLUMN)?.get(0)} chunk_index ${table.getChild(INDEX_COLUMN)?.get(0)} in ${file}`,
+        id: String(table.getChild(ID_COLUMN)?.get(0)),
+        where: `chunk_index ${table.getChild(INDEX_COLUMN)?.get(0)} in ${file}`,
         text: String(table.getChild('text')?.get(0)),
         vector: Float32Array.from(vector.toArray() as ArrayLike<number>),
       });
-    });
+    }
   }
   let lowest: number | undefined;
   let costUsd = 0;
-  const differing: { where: string; cosine: number }[] = [];
+  const violations = new Violations();
+  const differs = `of ${rows.length} sampled rows embed differently now (cosine below ${input.minCosine})`;
   for (let start = 0; start < rows.length; start += PER_REQUEST) {
     const group = rows.slice(start, start + PER_REQUEST);
     const answer = await input.gateway.embeddings({
@@ -89,25 +92,11 @@ export async function sampleCheck(input: SampleInput): Promise<SampleResult> {
       const fresh = answer.vectors[i];
       const cosine = fresh && fresh.length === row.vector.length ? cosineOf(fresh, row.vector) : 0;
       lowest = lowest === undefined ? cosine : Math.min(lowest, cosine);
-      if (cosine < input.minCosine) differing.push({ where: row.where, cosine });
+      if (cosine < input.minCosine)
+        violations.add('sample', differs, row.id, `${row.where}, cosine ${cosine.toFixed(4)}`);
     });
   }
-  const named = differing.slice(0, 5);
-  return {
-    rows: rows.length,
-    lowest,
-    costUsd,
-    violations:
-      differing.length === 0
-        ? []
-        : [
-            {
-              check: 'sample',
-              message: `${differing.length} of ${rows.length} sampled rows embed differently now (cosine below ${input.minCosine}): ${named.map((d) => `${d.where} (cosine ${d.cosine.toFixed(4)})`).join('; ')}${differing.length > named.length ? '; …' : ''}`,
-              ids: named.map((d) => d.where.split(' chunk_index ')[0]!),
-            },
-          ],
-  };
+  return { rows: rows.length, lowest, costUsd, violations: violations.list() };
 }
 
 function cosineOf(a: Float32Array, b: Float32Array): number {

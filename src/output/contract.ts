@@ -298,26 +298,34 @@ export interface DocumentDigest {
   readonly digest: string;
 }
 
-/** Collects violations, naming the first offending ids of each check. */
-class Violations {
-  readonly #found = new Map<string, { check: ContractCheck; what: string; ids: string[]; count: number }>();
+/**
+ * Collects violations, one per check and kind of problem, naming the first offending ids (or files)
+ * with a detail each: every check of the contract reports through here.
+ */
+export class Violations {
+  readonly #found = new Map<
+    string,
+    { check: ContractCheck; what: string; ids: string[]; named: string[]; count: number }
+  >();
 
   add(check: ContractCheck, what: string, id: string, detail?: string): void {
     const key = `${check}\0${what}`;
     let entry = this.#found.get(key);
     if (entry === undefined) {
-      entry = { check, what, ids: [], count: 0 };
+      entry = { check, what, ids: [], named: [], count: 0 };
       this.#found.set(key, entry);
     }
     entry.count += 1;
-    if (entry.ids.length < IDS_NAMED) entry.ids.push(detail ? `${id} (${detail})` : id);
+    if (entry.ids.length >= IDS_NAMED) return;
+    entry.ids.push(id);
+    entry.named.push(detail ? `${id} (${detail})` : id);
   }
 
   list(): ContractViolation[] {
-    return [...this.#found.values()].map(({ check, what, ids, count }) => ({
+    return [...this.#found.values()].map(({ check, what, ids, named, count }) => ({
       check,
-      message: `${count} ${what}: ${ids.join('; ')}${count > ids.length ? '; …' : ''}`,
-      ids: ids.map((id) => id.replace(/ \(.*\)$/, '')),
+      message: `${count} ${what}: ${named.join('; ')}${count > named.length ? '; …' : ''}`,
+      ids,
     }));
   }
 }

@@ -207,12 +207,16 @@ async function imageColumns(
   const table = await readColumns(path, format, [...IMAGE_COLUMNS]);
   const sources = table.getChild(IMAGE_COLUMNS[0]);
   const shas = table.getChild(IMAGE_COLUMNS[1]);
-  return (row) => {
-    const sha = shas?.get(row) as string | null | undefined;
-    if (sha) return { sha256: sha };
-    const source = sources?.get(row) as string | null | undefined;
-    return source && /^https?:\/\//i.test(source) ? { url: source } : undefined;
-  };
+  return (row) => hashedImage(sources?.get(row), shas?.get(row));
+}
+
+/**
+ * What a row's content_hash covers of its image, from its image columns (imageContentHash's forms):
+ * the image's sha256, else an http(s) URL's text (never fetched); undefined for a text row.
+ */
+export function hashedImage(source: unknown, sha: unknown): { sha256: string } | { url: string } | undefined {
+  if (typeof sha === 'string' && sha !== '') return { sha256: sha };
+  return typeof source === 'string' && /^https?:\/\//i.test(source) ? { url: source } : undefined;
 }
 
 function column(table: Table, name: string, path: string) {

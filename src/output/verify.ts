@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Vector } from 'apache-arrow';
 import pLimit from 'p-limit';
 import { contentHash, imageContentHash } from '../chunking/hash.js';
+import { allFinite } from '../finite.js';
 import { readColumns, utf8Values } from './columns.js';
 import { parseCompactedFileName } from './compacted-file.js';
 import {
@@ -17,16 +18,16 @@ import {
   DatasetRows,
   type DocumentDigest,
   failedChunks,
-  IDS_NAMED,
   parseDocumentLines,
   rowsDigest,
+  Violations,
 } from './contract.js';
 import { parsePartFileName } from './dataset.js';
 import { isNotFound, messageOf } from './fs-errors.js';
 import { DOCUMENTS_FILE, FAILURES_FILE } from './jsonl.js';
 import { type Manifest, type ManifestV1, readManifest } from './manifest.js';
 import type { OutputFormat } from './part-file.js';
-import { type FileRowKeys, readRowKeys } from './row-keys.js';
+import { type FileRowKeys, hashedImage, readRowKeys } from './row-keys.js';
 import { EMBEDDING_COLUMN, HASH_COLUMN, ID_COLUMN, IMAGE_COLUMNS, INDEX_COLUMN } from './table.js';
 
 export interface VerifyOptions {
@@ -135,12 +136,9 @@ export async function verifyVersion(options: VerifyOptions): Promise<VerifyRepor
 }
 
 function fileViolation(what: string, files: readonly string[]): ContractViolation {
-  const named = files.slice(0, IDS_NAMED);
-  return {
-    check: 'manifest',
-    message: `${files.length} ${what}: ${named.join(', ')}${files.length > named.length ? ', …' : ''}`,
-    ids: named,
-  };
+  const violations = new Violations();
+  for (const file of files) violations.add('manifest', what, file);
+  return violations.list()[0]!;
 }
 
 /** The digests the switch recorded, checked against the manifest's sha256 of them. */
@@ -195,9 +193,11 @@ async function deepCheck(
   files: readonly string[],
   manifest: Manifest | ManifestV1,
 ): Promise<ContractViolation[]> {
-  const hashes = new Named('content-hash', 'rows whose content_hash is not the hash of their model and text');
-  const vectors = new Named('vectors', `rows whose vector is not ${manifest.dims} finite numbers`);
+  const violations = new Violations();
+  const badHash = 'rows whose content_hash is not the hash of their model and text';
+  const badVector = `rows whose vector is not ${manifest.dims} finite numbers`;
   for (const file of files) {
+    // (A dataset without images has no image columns: the reader leaves out the names it lacks.)
     const table = await readColumns(join(dir, file), manifest.format, [
       ID_COLUMN,
       INDEX_COLUMN,
@@ -205,15 +205,7 @@ async function deepCheck(
       HASH_COLUMN,
       EMBEDDING_COLUMN,
       ...IMAGE_COLUMNS,
-    ]).catch(() =>
-      readColumns(join(dir, file), manifest.format, [
-        ID_COLUMN,
-        INDEX_COLUMN,
-        'text',
-        HASH_COLUMN,
-        EMBEDDING_COLUMN,
-      ]),
-    );
+    ]);
     const ids = utf8Values(table.getChild(ID_COLUMN)!);
     const indices = table.getChild(INDEX_COLUMN)!;
     const texts = utf8Values(table.getChild('text')!);
@@ -222,28 +214,17 @@ async function deepCheck(
     const shas = table.getChild(IMAGE_COLUMNS[1]);
     const rowVectors = vectorsOf(table.getChild(EMBEDDING_COLUMN)!);
     for (let row = 0; row < ids.length; row++) {
-      const where = `${ids[row]} chunk_index ${indices.get(row)} in ${file}`;
-      const expected = hashOf(manifest.model, texts[row]!, sources, shas, row);
-      if (expected !== stored[row]) hashes.add(where);
+      const where = `chunk_index ${indices.get(row)} in ${file}`;
+      const image = hashedImage(sources?.get(row), shas?.get(row));
+      const text = texts[row]!;
+      const hash = image ? imageContentHash(manifest.model, text, image) : contentHash(manifest.model, text);
+      if (hash !== stored[row]) violations.add('content-hash', badHash, ids[row]!, where);
       const vector = rowVectors(row);
-      if (!vector || vector.length !== manifest.dims || !allFinite(vector)) vectors.add(where);
+      if (!vector || vector.length !== manifest.dims || !allFinite(vector))
+        violations.add('vectors', badVector, ids[row]!, where);
     }
   }
-  return [hashes, vectors].flatMap((n) => n.violation());
-}
-
-function hashOf(
-  model: string,
-  text: string,
-  sources: Vector | null,
-  shas: Vector | null,
-  row: number,
-): string {
-  const sha = shas?.get(row) as string | null | undefined;
-  if (sha) return imageContentHash(model, text, { sha256: sha });
-  const source = sources?.get(row) as string | null | undefined;
-  if (source && /^https?:\/\//i.test(source)) return imageContentHash(model, text, { url: source });
-  return contentHash(model, text);
+  return violations.list();
 }
 
 /** Row → its vector as a view of the column's values (undefined for a null or a column of another type). */
@@ -252,49 +233,15 @@ function vectorsOf(column: Vector): (row: number) => Float32Array | undefined {
   for (const data of column.data) {
     const size = (data.type as { listSize?: number }).listSize;
     const values = data.children[0]?.values;
+    const first = data.children[0]?.offset ?? 0;
     for (let i = 0; i < data.length; i++) {
       const valid = data.nullCount === 0 || data.getValid(i);
       views.push(
         valid && size !== undefined && values instanceof Float32Array
-          ? values.subarray(
-              (data.offset + i) * size + (data.children[0]!.offset ?? 0),
-              (data.offset + i + 1) * size + (data.children[0]!.offset ?? 0),
-            )
+          ? values.subarray((data.offset + i) * size + first, (data.offset + i + 1) * size + first)
           : undefined,
       );
     }
   }
   return (row) => views[row];
-}
-
-function allFinite(vector: Float32Array): boolean {
-  for (let i = 0; i < vector.length; i++) if (!Number.isFinite(vector[i]!)) return false;
-  return true;
-}
-
-/** A violation naming its first rows. */
-class Named {
-  readonly #named: string[] = [];
-  #count = 0;
-
-  constructor(
-    private readonly check: ContractViolation['check'],
-    private readonly what: string,
-  ) {}
-
-  add(where: string): void {
-    this.#count += 1;
-    if (this.#named.length < IDS_NAMED) this.#named.push(where);
-  }
-
-  violation(): ContractViolation[] {
-    if (this.#count === 0) return [];
-    return [
-      {
-        check: this.check,
-        message: `${this.#count} ${this.what}: ${this.#named.join('; ')}${this.#count > this.#named.length ? '; …' : ''}`,
-        ids: this.#named.map((where) => where.split(' chunk_index ')[0]!),
-      },
-    ];
-  }
 }

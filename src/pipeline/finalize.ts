@@ -22,9 +22,9 @@ import {
   documentLines,
   type ExpectedRows,
   failedChunks,
-  IDS_NAMED,
   rowsDigest,
   selectRows,
+  Violations,
 } from '../output/contract.js';
 import { type DocumentChanges, documentChanges } from '../output/document-changes.js';
 import {
@@ -151,25 +151,18 @@ export async function compactDataset(input: FinalizeInput): Promise<CompactedDat
 
 /** Rows whose text does not hash to their content_hash (the scans were read with the model). */
 function textViolations(scans: Iterable<FileRowKeys>): ContractViolation[] {
-  const named: string[] = [];
-  const ids: string[] = [];
-  let count = 0;
+  const violations = new Violations();
   for (const scan of scans) {
     for (const row of scan.unhashed ?? []) {
-      count += 1;
-      if (named.length >= IDS_NAMED) continue;
-      named.push(`${scan.ids[row]} (chunk_index ${scan.indices[row]} in ${scan.file})`);
-      ids.push(scan.ids[row]!);
+      violations.add(
+        'content-hash',
+        'rows whose content_hash is not the hash of their model and text',
+        scan.ids[row]!,
+        `chunk_index ${scan.indices[row]} in ${scan.file}`,
+      );
     }
   }
-  if (count === 0) return [];
-  return [
-    {
-      check: 'content-hash',
-      message: `${count} rows whose content_hash is not the hash of their model and text: ${named.join('; ')}${count > named.length ? '; …' : ''}`,
-      ids,
-    },
-  ];
+  return violations.list();
 }
 
 /** The row keys of `files`, read with `options` (default none), those in `known` not read again. */
