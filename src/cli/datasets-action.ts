@@ -19,7 +19,7 @@ export async function datasetsAction(dir: string, flags: DatasetsFlags): Promise
     const lock = await lockDataset(dataset.root);
     try {
       if (flags.switch) await switchBack(dataset, flags.switch);
-      if (flags.remove) await dataset.remove(await known(dataset, flags.remove));
+      if (flags.remove) await dataset.remove((await dataset.version(flags.remove)).name);
     } finally {
       await lock.release();
     }
@@ -54,20 +54,9 @@ export async function datasetsAction(dir: string, flags: DatasetsFlags): Promise
   );
 }
 
-async function known(dataset: VersionedDataset, name: string): Promise<string> {
-  const versions = await dataset.list();
-  if (!versions.some((v) => v.name === name)) {
-    throw new UsageError(
-      `${dataset.link} has no version ${name} (it has: ${versions.map((v) => v.name).join(', ') || 'none'})`,
-    );
-  }
-  return name;
-}
-
 async function switchBack(dataset: VersionedDataset, name: string): Promise<void> {
-  const version = (await dataset.list()).find((v) => v.name === name);
-  if (!version) await known(dataset, name);
-  if (!version?.manifest)
+  const version = await dataset.version(name);
+  if (!version.manifest)
     throw new UsageError(`${name} is unfinished (no manifest): only a complete version can be current`);
   // Checked like any switch: readers never see a version that breaks the contract.
   const { violations } = await verifyVersion({ dir: version.dir });

@@ -62,15 +62,7 @@ export async function verifyAction(dir: string, flags: VerifyFlags): Promise<voi
 /** The folder to check: `--version vN` of the dataset, else the current version (DIR or its link). */
 async function versionFolder(dir: string, version: string | undefined): Promise<string> {
   const dataset = new VersionedDataset(dir);
-  if (version !== undefined) {
-    const versions = await dataset.list();
-    const found = versions.find((v) => v.name === version);
-    if (!found)
-      throw new UsageError(
-        `${dir} has no version ${version} (it has: ${versions.map((v) => v.name).join(', ') || 'none'})`,
-      );
-    return found.dir;
-  }
+  if (version !== undefined) return (await dataset.version(version)).dir;
   try {
     await stat(resolve(dir, MANIFEST_FILE));
     return dir;

@@ -30,7 +30,7 @@ import {
   symlink,
 } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { OutputError, outputFolderError } from '../errors.js';
+import { OutputError, outputFolderError, UsageError } from '../errors.js';
 import { isNotFound, messageOf } from './fs-errors.js';
 import { CALIBRATION_FILE, LEGACY_NAMES } from './jsonl.js';
 import { LEGACY_MANIFEST_FILE, type Manifest, type ManifestV1, readManifest } from './manifest.js';
@@ -91,6 +91,16 @@ export class VersionedDataset {
   }
 
   /** Every version, oldest first, with its manifest when it is complete. */
+  /** The version named `name` (e.g. `v000002`); a UsageError naming the versions there are otherwise. */
+  async version(name: string): Promise<DatasetVersion> {
+    const versions = await this.list();
+    const found = versions.find((v) => v.name === name);
+    if (found) return found;
+    throw new UsageError(
+      `${this.link} has no version ${name} (it has: ${versions.map((v) => v.name).join(', ') || 'none'})`,
+    );
+  }
+
   async list(): Promise<DatasetVersion[]> {
     const current = await this.current();
     let names: string[];

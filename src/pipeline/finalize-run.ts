@@ -137,7 +137,6 @@ export async function finalizeRun(options: FinalizeRunOptions): Promise<Finalize
             plan: { ...(JSON.parse(spec.planKey) as Record<string, unknown>), distributed: { runId } },
             counts: {
               documents: plan.documents,
-              chunks: plan.chunks,
               rejects: plan.rejects,
               failures: failures.length,
             },

@@ -22,9 +22,9 @@ export interface ManifestFacts {
   readonly input: string;
   readonly gateway: { readonly baseUrl: string; readonly emulator: boolean };
   readonly plan: Readonly<Record<string, unknown>>;
+  /** The version's chunks are not among them: its rows (counted from its files) and its failures. */
   readonly counts: {
     readonly documents: number;
-    readonly chunks: number;
     readonly rejects: number;
     readonly failures: number;
   };

@@ -368,7 +368,6 @@ async function embedInto(
                 plan: { ...plan.parameters, sizing: sizingSummary(sizing, calibrationCost) },
                 counts: {
                   documents: stats.documents,
-                  chunks: stats.chunks,
                   rejects: stats.rejects,
                   failures: failures.length,
                 },
