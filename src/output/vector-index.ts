@@ -108,12 +108,18 @@ export class VectorIndex {
 
   /**
    * Indexes rows written since the index was built: `hashes[i]` is row i of `file` (a data file of
-   * the same folder). A hash already indexed keeps its first location.
+   * the same folder; `keys[i]` its key when the caller has it). A hash already indexed keeps its
+   * first location.
    */
-  addFile(file: string, hashes: readonly string[], vectors?: readonly Float32Array[]): void {
+  addFile(
+    file: string,
+    hashes: readonly string[],
+    vectors?: readonly Float32Array[],
+    keys?: Float64Array,
+  ): void {
     const index = this.#files.push(file) - 1;
     for (let row = 0; row < hashes.length; row++) {
-      this.#addKey(keyOf(hashes[row]!), index, row);
+      this.#addKey(keys?.[row] ?? keyOf(hashes[row]!), index, row);
       const vector = vectors?.[row];
       if (vector) this.#recent.set(hashes[row]!, vector);
     }

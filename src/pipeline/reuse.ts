@@ -146,8 +146,13 @@ export class ReusingEmbedder {
    * Rows committed to `file` (hashes and vectors in row order): from now on their vectors come from
    * the index (the last ones from memory, then from the file).
    */
-  async committed(file: string, hashes: readonly string[], vectors?: readonly Float32Array[]): Promise<void> {
-    (await this.#options.index()).addFile(file, hashes, vectors);
+  async committed(
+    file: string,
+    hashes: readonly string[],
+    vectors?: readonly Float32Array[],
+    keys?: Float64Array,
+  ): Promise<void> {
+    (await this.#options.index()).addFile(file, hashes, vectors, keys);
     for (const hash of hashes) this.#inFlight.delete(hash);
   }
 

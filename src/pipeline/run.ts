@@ -188,16 +188,16 @@ async function embedInto(
           extra: batchRecordMetadata(records[i]!),
         })),
       );
-      // (A group without a vector declares no dims of its own: finalize reads that file.)
+      const chunks = rows.flatMap(({ embedded }) => embedded.chunks);
       const dims = rows.find(({ embedded }) => embedded.vectors.length > 0)?.embedded.vectors[0]?.length;
-      if (dims !== undefined) {
-        const chunks = rows.flatMap(({ embedded }) => embedded.chunks);
-        writtenHere.set(written.file, rowKeysOf(written.file, chunks, dims));
-      }
+      const keys = rowKeysOf(written.file, chunks, dims);
+      // (A group without a vector declares no dims of its own: finalize reads that file.)
+      if (dims !== undefined) writtenHere.set(written.file, keys);
       await reuse.committed(
         written.file,
-        rows.flatMap(({ embedded }) => embedded.chunks.map((c) => c.hash)),
+        chunks.map((c) => c.hash),
         rows.flatMap(({ embedded }) => embedded.vectors),
+        keys.keys,
       );
       rows.forEach(({ batch }, i) => {
         tally.add(records[i]!);
