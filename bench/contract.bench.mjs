@@ -9,7 +9,7 @@
 //   recheck      the switch's last step: verify over the row keys already read (manifest, digests)
 //   verify       `embedpipe verify` (fast) of the finished version, from the files
 // and the switch's share of a run of the same rows at the throughput given by --rate (inputs/s:
-// the README's measured `run` rate on this machine, default 9,000).
+// docs/benchmarks.md's measured `run` rate on this machine, default 9,000).
 // Run after `npx tsc -p tsconfig.build.json`:  node bench/contract.bench.mjs [--rows N] [--dims D] [--rate R] [--json]
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

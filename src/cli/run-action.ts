@@ -271,7 +271,7 @@ function describeSummary(s: RunSummary): string {
 }
 
 /**
- * One-line queries for the finished dataset (README, "Reading the dataset"). DuckDB reads the
+ * One-line queries for the finished dataset (docs/output.md, "Reading the dataset"). DuckDB reads the
  * vector column as FLOAT[], so the nearest-neighbour query casts it to FLOAT[dims] first. DuckDB
  * has no built-in Arrow IPC reader: an `--output-format arrow` dataset gets pyarrow's line.
  */

@@ -684,7 +684,7 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     const out = join(root, 'independent-killed');
     // This server lists no context length and refuses inputs over 4,000 of its tokens: `run` learns
     // that from its 400s and re-plans, but a worker never re-plans (a document's chunks are in other
-    // jobs), so the chunk budget is given, as the README's distributed-mode limits say.
+    // jobs), so the chunk budget is given, as docs/distributed.md's limits say.
     const flags = [
       ...['--input', corpusPath, '--model', INDEPENDENT_MODEL, '--out', out],
       ...['--max-inputs', '2', '--max-tokens', '1000'],

@@ -72,7 +72,7 @@ async function expectSoundAndFresh(
   const verified = await runCli(['verify', out, '--deep', '--json'], env());
   expect(verified.code, why(`${what}: verify --deep: ${verified.stdout}${verified.stderr}`)).toBe(0);
   // The control starts from what the dataset learned of the gateway's token counting (its
-  // calibration, see README "Chunk sizing"): probes drawn from another corpus can calibrate another
+  // calibration, see docs/design.md "Chunk sizing"): probes drawn from another corpus can calibrate another
   // script's weight differently and cut every chunk elsewhere, equally valid but not comparable.
   const control = `${out}-control-${Math.floor(Math.random() * 1e9)}`;
   await mkdir(join(`${control}.versions`, 'v000001'), { recursive: true });
@@ -109,7 +109,7 @@ async function expectSoundAndFresh(
   // Row for row when the dataset chunks with one calibration epoch. With several (a script first met
   // mid-corpus), a fresh run re-plans the documents before the later epoch's start under it, while
   // an incremental run keeps their committed chunks: both cover each document exactly (checked
-  // above), at different boundaries (README, "Chunk sizing").
+  // above), at different boundaries (docs/design.md, "Chunk sizing").
   const calibration = JSON.parse(await readFile(join(out, '_calibration.json'), 'utf8'));
   if (calibration.epochs.length === 1) {
     expect(rows.length, why(`${what}: rows against a fresh run`)).toBe(expected.length);
@@ -190,7 +190,7 @@ describe('nightly runs, randomized', () => {
           if (night > 0) docs = nextNight(docs, rand, night, 0.1 + rand() * 0.1).docs;
           const input = join(root, `dist-night-${night}.jsonl`);
           await writeJsonl(input, docs);
-          // A worker never re-plans: the chunk budget is given (README, distributed mode).
+          // A worker never re-plans: the chunk budget is given (docs/distributed.md).
           const planArgs = ['--max-tokens', maxTokens, '--max-inputs', pickFrom(rand, ['8', '16'])];
           const enqueued = await runCli(
             [

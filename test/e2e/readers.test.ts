@@ -1,5 +1,5 @@
 /**
- * The output folder as its readers see it (README, "Reading the dataset"): every reader's one-line
+ * The output folder as its readers see it (docs/output.md, "Reading the dataset"): every reader's one-line
  * query, run here: DuckDB, apache-arrow and parquet-wasm (the Rust arrow reader). The pyarrow,
  * pandas and Polars lines are not tested: PyPI is not reachable from this project's machines and
  * Debian packages none of pyarrow, Polars or fastparquet (the folder check below is what they
@@ -89,7 +89,7 @@ describe('the Parquet dataset, as its readers see it', () => {
     });
   });
 
-  it('DuckDB: the README line and the summary\'s "query it" line read every row', async () => {
+  it('DuckDB: the docs line and the summary\'s "query it" line read every row', async () => {
     const rows = await query(
       `SELECT count(*)::INTEGER AS n, count(DISTINCT id)::INTEGER AS docs FROM read_parquet('${out}/*.parquet')`,
     );
@@ -130,9 +130,9 @@ describe('the Parquet dataset, as its readers see it', () => {
     expect(readme[0]!['score']).toBeCloseTo(1, 5);
   });
 
-  it("DuckDB: the README's own lines (sample and nearest neighbours) run as written", async () => {
-    const readme = await readFile('README.md', 'utf8');
-    const section = readme.slice(readme.indexOf('### Reading the dataset'));
+  it("DuckDB: the docs' own lines (sample and nearest neighbours) run as written", async () => {
+    const readme = await readFile('docs/output.md', 'utf8');
+    const section = readme.slice(readme.indexOf('## Reading the dataset'));
     const sample = /\| DuckDB \| `duckdb -c "(.*?)"` \|/.exec(section)?.[1];
     expect(sample).toBeDefined();
     expect(await query(sample!.replaceAll('out/docs', out))).toHaveLength(5);

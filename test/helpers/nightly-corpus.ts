@@ -43,7 +43,7 @@ export function mixedDocument(rand: Random): string {
 /**
  * A document with a paragraph of every script the corpus uses: first in a corpus, the calibration's
  * probes (drawn from the first documents) meet every script at once, so no later document opens a
- * new calibration epoch (see README, "Chunk sizing").
+ * new calibration epoch (see docs/design.md, "Chunk sizing").
  */
 export const SAMPLER: Doc = {
   id: 'aaa-sampler',
