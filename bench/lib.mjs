@@ -8,9 +8,13 @@ import { readFile } from 'node:fs/promises';
 export const CLI = new URL('../dist/cli/main.js', import.meta.url).pathname;
 export const API_KEY = 'emu-test-key';
 
-/** Starts `embedpipe gateway` in a child process; resolves with its base URL and a stop function. */
-export async function startGateway(args = []) {
-  const child = spawn(process.execPath, [CLI, 'gateway', '--port', '0', ...args], {
+/**
+ * Starts `embedpipe gateway` in a child process (under `prefix`, e.g. `['taskset', '-c', '1']`);
+ * resolves with its base URL and a stop function.
+ */
+export async function startGateway(args = [], prefix = []) {
+  const argv = [...prefix, process.execPath, CLI, 'gateway', '--port', '0', ...args];
+  const child = spawn(argv[0], argv.slice(1), {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const [chunk] = await once(child.stdout, 'data');

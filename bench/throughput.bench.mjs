@@ -7,6 +7,9 @@
 // in emu/embed-large's budget), emu/embed-large (1536 dims). BENCH_MODEL overrides the model.
 // Either corpus has BENCH_REQUESTS (default 400) × inputs-per-request documents.
 //
+// BENCH_PIN=1: the emulator on core 1, embedpipe on core 0; run the bench itself under
+// `taskset -c 0` so the bare client shares core 0 too (npm run bench does).
+//
 // For reference, a bare client then sends the same documents, one input each, with a p-limit pool
 // of C requests of B inputs (fetch, base64, JSON.parse; no planning, no files): what this machine
 // allows with the emulator on the same two cores.
@@ -37,13 +40,14 @@ if (!corpus) throw new Error(`unknown corpus kind ${kind}; known: ${Object.keys(
 const model = process.env.BENCH_MODEL ?? corpus.model;
 
 const dir = await mkdtemp(join(tmpdir(), 'embedpipe-bench-'));
-const gateway = await startGateway(['--latency', String(latencyMs)]);
+const pinned = process.env.BENCH_PIN === '1';
+const gateway = await startGateway(['--latency', String(latencyMs)], pinned ? ['taskset', '-c', '1'] : []);
 try {
   const input = join(dir, 'corpus.jsonl');
   const { documents } = await corpus.write(input, requests * inputs);
   const { size } = await stat(input);
   const started = performance.now();
-  const { summary, cpuMs } = await runEmbedpipe(
+  const { summary, cpuMs, samples } = await runEmbedpipe(
     [
       '--input',
       input,
@@ -58,7 +62,7 @@ try {
     ],
     { EMBEDPIPE_BASE_URL: gateway.baseUrl, EMBEDPIPE_API_KEY: API_KEY },
     // Sampled often: the CPU figure is the last sample before exit.
-    { sampleMs: 50 },
+    { sampleMs: 50, prefix: pinned ? ['taskset', '-c', '0'] : [] },
   );
   const wallMs = performance.now() - started;
   const ceiling = (concurrency * inputs) / (latencyMs / 1000);
@@ -76,14 +80,18 @@ try {
       `over the whole run (${(wallMs / 1000).toFixed(2)} s wall, spawn to exit) ${wallRate.toFixed(0)} vectors/s = ${pct(wallRate)}`,
   );
   // Steadier than the share of the ceiling on a noisy machine: what each vector cost the client.
+  const peakMb = Math.max(0, ...samples.map((s) => s.rss)) / 2 ** 20;
+  const mbPerS = size / 1e6 / (wallMs / 1000);
   if (cpuMs !== undefined)
     console.log(
-      `  embedpipe CPU (all threads, start-up included): ${(cpuMs / 1000).toFixed(2)} s = ${((cpuMs / summary.rows) * 1000).toFixed(1)} ms per 1,000 vectors`,
+      `  embedpipe CPU (all threads, start-up included): ${(cpuMs / 1000).toFixed(2)} s = ${((cpuMs / summary.rows) * 1000).toFixed(1)} ms per 1,000 vectors; ` +
+        `${mbPerS.toFixed(2)} MB/s of corpus over the whole run; peak RSS ${peakMb.toFixed(0)} MB${pinned ? '; pinned: emulator core 1, client core 0' : ''}`,
     );
   const bare = await bareClient(gateway.baseUrl, input);
   console.log(
     `  bare client (same documents, no planning, no files): ${bare.rate.toFixed(0)} vectors/s = ${pct(bare.rate)}, ` +
-      `${bare.cpuMsPer1k.toFixed(1)} CPU ms per 1,000 vectors; embedpipe while embedding = ${((rate / bare.rate) * 100).toFixed(0)}% of it`,
+      `${bare.cpuMsPer1k.toFixed(1)} CPU ms per 1,000 vectors; embedpipe while embedding = ${(rate / bare.rate).toFixed(2)}x it, ` +
+      `over the whole run ${(wallRate / bare.rate).toFixed(2)}x`,
   );
   if (summary.status !== 'done' || summary.failures > 0 || summary.rejects > 0) {
     console.log(
