@@ -5,6 +5,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import { readEnvironment } from '../config/env.js';
 import { UsageError } from '../errors.js';
 import { createLogger } from '../observability/logger.js';
+import { type ManifestCounts, readManifest } from '../output/index.js';
 import { finalizeRun } from '../pipeline/finalize-run.js';
 import { batchJobId, connectRedis, type RunProgress, RunStore } from '../queue/distributed.js';
 import { printJson, printTable } from './format.js';
@@ -45,7 +46,10 @@ export async function statusAction(runId: string | undefined, flags: AdminFlags)
     const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
     const queuePaused = await queue.isPaused();
     const rows = [];
-    for (const id of ids) rows.push(describe(await known(runs, id), queuePaused));
+    for (const id of ids) {
+      const progress = await known(runs, id);
+      rows.push({ ...describe(progress, queuePaused), ...(await finishedVersion(progress)) });
+    }
     if (flags.json) {
       printJson(runId ? { ...rows[0], queue: counts } : { runs: rows, queue: counts });
       return;
@@ -74,6 +78,16 @@ export async function statusAction(runId: string | undefined, flags: AdminFlags)
           `${r.runId} is paused: ${r.paused}\n  continue with: embedpipe resume ${r.runId}\n`,
         );
   });
+}
+
+/**
+ * A finalized run's version, counted as its manifest counts it (the ledger of its batch records):
+ * the Redis counters above are this run's work, these are what the version holds.
+ */
+async function finishedVersion(p: RunProgress): Promise<{ dataset?: ManifestCounts }> {
+  if (!p.finalized) return {};
+  const manifest = await readManifest(p.spec.versionDir).catch(() => undefined);
+  return manifest?.version === 2 ? { dataset: manifest.counts } : {};
 }
 
 /** One run's state in words and numbers. */

@@ -180,8 +180,6 @@ export class GatewayEmbedder {
     }
     await this.#embedGroup(chunks, outcome, signal);
     this.#refuseUniformRejection(outcome);
-    // Counted once the batch's failures are final: a re-plan may have dropped some along the way.
-    this.#options.stats.chunkFailures += outcome.failures.length;
     return outcome.result();
   }
 
@@ -202,9 +200,13 @@ export class GatewayEmbedder {
 
   /**
    * One gateway usage measurement of a single text (calibration): its prompt tokens as the gateway
-   * counts them, or undefined when the gateway reports no usage. The answer's cost is returned too.
+   * counts them, or undefined when the gateway reports no usage. What it took is returned too: its
+   * cost, and the requests sent (retries included) and retries.
    */
-  async measure(text: string, signal: AbortSignal): Promise<{ tokens?: number; cost: number }> {
+  async measure(
+    text: string,
+    signal: AbortSignal,
+  ): Promise<{ tokens?: number; cost: number; requests: number; retries: number }> {
     const outcome = new BatchOutcome({
       batchId: 'calibration',
       model: this.#options.model,
@@ -223,7 +225,12 @@ export class GatewayEmbedder {
     };
     const result = await this.#request([probe], [text], outcome, signal);
     const tokens = result.usage?.promptTokens;
-    return { ...(tokens !== undefined ? { tokens } : {}), cost: outcome.cost };
+    return {
+      ...(tokens !== undefined ? { tokens } : {}),
+      cost: outcome.cost,
+      requests: outcome.requests,
+      retries: outcome.retries,
+    };
   }
 
   async #embedGroup(group: readonly Chunk[], outcome: BatchOutcome, signal: AbortSignal): Promise<void> {

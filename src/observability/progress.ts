@@ -33,8 +33,9 @@ const clock = (ms: number): string => `${new Date(ms).toISOString().slice(11, 19
 
 /** Fraction done: by bytes while the corpus is still being read, by batches afterwards. */
 export function fractionDone(stats: RunStats): number {
-  const batchesTotal = stats.batchesPlanned;
-  const batchesFinished = stats.batchesDone + stats.batchesSkipped + stats.batchesFailed;
+  const { planned, carried, committed, failedBatches } = stats.ledger;
+  const batchesTotal = planned.size;
+  const batchesFinished = committed.batches + carried.batches + failedBatches;
   const byBatches = batchesTotal > 0 ? batchesFinished / batchesTotal : 0;
   if (stats.planningDone) return byBatches;
   const byBytes = stats.bytesTotal > 0 ? stats.bytesRead / stats.bytesTotal : 0;
@@ -90,12 +91,13 @@ export function progressSnapshot(stats: RunStats, now = Date.now()): ProgressSna
   const working = stats.firstRequestAt === undefined ? 0 : Math.max(1, now - stats.firstRequestAt);
   const perSecond = (n: number) => (working > 0 ? (n * 1000) / working : Number.NaN);
   // This run's work: planned batches less the ones already committed by an earlier run.
-  const done = stats.batchesDone + stats.batchesFailed;
-  const left = stats.batchesPlanned - stats.batchesSkipped - done;
+  const { planned, carried, committed, failedBatches } = stats.ledger;
+  const done = committed.batches + failedBatches;
+  const left = planned.size - carried.batches - done;
   let etaMs = Number.NaN;
   if (stats.planningDone) {
     etaMs = left <= 0 ? 0 : done > 0 && working > 0 ? (working / done) * left : Number.NaN;
-  } else if (stats.batchesSkipped === 0 && stats.bytesTotal > 0 && stats.bytesRead > 0) {
+  } else if (carried.batches === 0 && stats.bytesTotal > 0 && stats.bytesRead > 0) {
     // Still reading: the share of the corpus read is the best guess (skipping would distort it).
     if (fraction > 0.001) etaMs = (elapsedMs / fraction) * (1 - fraction);
   }
@@ -105,16 +107,16 @@ export function progressSnapshot(stats: RunStats, now = Date.now()): ProgressSna
     fraction,
     documents: stats.documents,
     chunks: stats.chunks,
-    vectors: stats.rowsWritten,
-    batchesFinished: stats.batchesDone + stats.batchesSkipped + stats.batchesFailed,
-    batchesPlanned: stats.batchesPlanned,
-    batchesResumed: stats.batchesSkipped,
+    vectors: committed.rows,
+    batchesFinished: committed.batches + carried.batches + failedBatches,
+    batchesPlanned: planned.size,
+    batchesResumed: carried.batches,
     planningDone: stats.planningDone,
     tokens: stats.gatewayTokens,
     cost: stats.cost,
     requests: stats.requests,
     retries: stats.retries,
-    vectorsPerSecond: perSecond(stats.rowsWritten),
+    vectorsPerSecond: perSecond(committed.rows),
     tokensPerSecond: perSecond(stats.gatewayTokens),
     elapsedMs,
     etaMs,

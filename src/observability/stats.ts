@@ -1,36 +1,36 @@
+import { Ledger } from './ledger.js';
+
 /**
- * Counters of a run, updated by the stages and read by the progress line, the summary and the
- * manifest. Plain numbers: cheap to bump on the hot path.
+ * What a run is doing now, for the progress line and the summary: the planner's and the
+ * gateway's live counters. What the dataset holds is not counted here: `ledger` folds it from the
+ * committed batch records. Plain numbers: cheap to bump on the hot path.
  */
 export class RunStats {
   readonly startedAt = Date.now();
+  /** The batches committed (this run's and earlier runs' of the same plan), and those that failed. */
+  readonly ledger = new Ledger();
   documents = 0;
   rejects = 0;
   chunks = 0;
   tokens = 0;
-  batchesPlanned = 0;
-  /** Batches whose part file already existed (a resumed run). */
-  batchesSkipped = 0;
-  batchesDone = 0;
-  batchesFailed = 0;
   /** Chunks whose vectors the output folder already held (same model and text): not sent. */
   chunksReused = 0;
   /** Chunks whose text another chunk of this run had (duplicates): embedded once, written for each. */
   chunksDeduplicated = 0;
   /** Estimated tokens of the chunks reused or deduplicated: what was not paid for again. */
   tokensReused = 0;
-  rowsWritten = 0;
-  /** Chunks that could not be embedded (_failures.jsonl). */
-  chunkFailures = 0;
   requests = 0;
   /** When the first embeddings request went out (ms since the epoch), for throughput figures. */
   firstRequestAt: number | undefined;
   /** When the last batch was committed, before finalizing (compaction, manifest). */
   embeddingEndedAt: number | undefined;
   retries = 0;
-  /** Tokens the gateway reported (usage.prompt_tokens), for this run's requests only. */
+  /** Tokens the gateway reported (usage.prompt_tokens), for this run's requests only (probes too). */
   gatewayTokens = 0;
-  /** Cost the gateway reported (usage.cost), or estimated from pricing when absent. */
+  /**
+   * What this run spent: the cost the gateway reported (usage.cost, or estimated from pricing) of
+   * every answer, the calibration probes' and batches' that failed later included.
+   */
   cost = 0;
   bytesRead = 0;
   bytesTotal = 0;

@@ -54,29 +54,6 @@ export function batchRecordFrom(metadata: Record<string, string>): BatchRecord |
   }
 }
 
-/** Totals over the committed batches of the current plan: what the dataset holds, whichever run paid. */
-export class DatasetTally {
-  rows = 0;
-  dims = 0;
-  promptTokens = 0;
-  cost = 0;
-  requests = 0;
-  retries = 0;
-  readonly providers = new Set<string>();
-  readonly failures: ChunkFailure[] = [];
-
-  add(record: BatchRecord): void {
-    this.rows += record.rows;
-    if (record.dims > 0) this.dims = record.dims;
-    this.promptTokens += record.promptTokens;
-    this.cost += record.cost;
-    this.requests += record.requests;
-    this.retries += record.retries;
-    if (record.provider) this.providers.add(record.provider);
-    this.failures.push(...record.failures);
-  }
-}
-
 const failureKey = (documentId: string, chunkIndex: number): string => `${chunkIndex}:${documentId}`;
 
 /**

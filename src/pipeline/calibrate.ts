@@ -29,6 +29,9 @@ const PROBE_WINDOW = 256;
 const MAX_PROBE_BYTES = 8192;
 
 export interface CalibrationCost {
+  /** Texts measured. */
+  readonly probes: number;
+  /** Requests sent, retries included (as the summary's `requests` counts them). */
   readonly requests: number;
   readonly tokens: number;
   readonly cost: number;
@@ -67,8 +70,10 @@ export async function calibrate(
   const observations: TokenObservation[] = [];
   let cost = 0;
   let tokens = 0;
+  let requests = 0;
   measured.forEach((answer, i) => {
     cost += answer.cost;
+    requests += answer.requests;
     if (answer.tokens === undefined) return;
     tokens += answer.tokens;
     observations.push({ profile: profileOf(texts[i]!), tokens: answer.tokens, single: true });
@@ -88,7 +93,7 @@ export async function calibrate(
       'calibrated the chunk budget to the gateway token count',
     );
   }
-  return { requests: texts.length, tokens, cost };
+  return { probes: texts.length, requests, tokens, cost };
 }
 
 /**

@@ -13,6 +13,7 @@ import { checkGatewayTransport, type RunSettings } from '../config/settings.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
+import { ExpectedRows } from '../output/contract.js';
 import { REJECTS_FILE, sideFile, writeFileAtomic } from '../output/index.js';
 import {
   type BatchJobData,
@@ -26,12 +27,11 @@ import {
   type RunSpec,
   RunStore,
 } from '../queue/distributed.js';
-import { DatasetTally } from './batch-record.js';
 import { calibrate, readCalibration, writeCalibration } from './calibrate.js';
 import { embedderFor } from './embedder.js';
 import { committedBatches, openOutput } from './output-session.js';
 import { findModel, makePlan } from './plan.js';
-import { ProducedPlan, produce } from './produce.js';
+import { produce } from './produce.js';
 import { sizingFor } from './to-send.js';
 
 /** The plan of a distributed run, for finalize: every batch id in plan order, and the corpus counts. */
@@ -162,7 +162,7 @@ export async function enqueueCorpus(
       logger.info({ runId, version: session.version.name }, 'enqueueing');
 
       const rejects = sideFile(dir, REJECTS_FILE);
-      const produced = new ProducedPlan(new DatasetTally());
+      const expected = new ExpectedRows();
       const highWater = deps.highWater ?? DEFAULTS.distributed.highWater;
       let enqueued = 0;
       let pending: { name: string; data: BatchJobData; opts: { jobId: string } }[] = [];
@@ -186,7 +186,7 @@ export async function enqueueCorpus(
           committed,
           onReject: (reject) => rejects.add(reject),
         },
-        produced,
+        expected,
       );
       for await (const batch of batches) {
         signal.throwIfAborted();
@@ -203,14 +203,14 @@ export async function enqueueCorpus(
       await rejects.close();
       const planFile: PlanFile = {
         runId,
-        planned: [...produced.planned],
+        planned: [...stats.ledger.planned],
         documents: stats.documents,
         chunks: stats.chunks,
         rejects: stats.rejects,
         tokens: stats.tokens,
       };
       // The chunks first: finalize reads them once the plan file says planning is done.
-      await writeFileAtomic(join(dir, PLAN_CHUNKS_FILE), [...produced.expected.lines()].join(''));
+      await writeFileAtomic(join(dir, PLAN_CHUNKS_FILE), [...expected.lines()].join(''));
       await writeFileAtomic(join(dir, PLAN_FILE), `${JSON.stringify(planFile)}\n`);
       if (sizing.calibration.takeChange()) await writeCalibration(dir, sizing);
       await runs.produced(runId, enqueued);
@@ -225,7 +225,7 @@ export async function enqueueCorpus(
         documents: stats.documents,
         rejects: stats.rejects,
         chunks: stats.chunks,
-        batches: { planned: produced.planned.size, enqueued, committed: stats.batchesSkipped },
+        batches: { planned: stats.ledger.planned.size, enqueued, committed: stats.ledger.carried.batches },
         elapsedMs: Date.now() - started,
       };
     } finally {

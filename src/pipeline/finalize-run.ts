@@ -12,6 +12,7 @@ import pLimit from 'p-limit';
 import type { ChunkFailure } from '../domain.js';
 import { UsageError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
+import { Ledger } from '../observability/ledger.js';
 import type { Logger } from '../observability/logger.js';
 import { ExpectedRows } from '../output/contract.js';
 import { messageOf } from '../output/fs-errors.js';
@@ -19,7 +20,7 @@ import { lockDataset } from '../output/lock.js';
 import { CODECS } from '../output/part-file.js';
 import { VersionedDataset } from '../output/versions.js';
 import { type BatchJobData, batchJobId, type RunStore } from '../queue/distributed.js';
-import { batchRecordFrom, DatasetTally, failuresOfBatch } from './batch-record.js';
+import { batchRecordFrom, failuresOfBatch } from './batch-record.js';
 import { PLAN_CHUNKS_FILE, PLAN_FILE, type PlanFile } from './enqueue.js';
 import { finalizeVersion } from './finalize.js';
 import { manifestOf } from './manifest-of.js';
@@ -90,7 +91,7 @@ export async function finalizeRun(options: FinalizeRunOptions): Promise<Finalize
       );
       return result('waiting', { missing: missing.length, failed: failedBatches.size });
     }
-    const tally = new DatasetTally();
+    const ledger = new Ledger();
     const owners = new Map<string, string>();
     const limit = pLimit(FOOTER_READS_IN_FLIGHT);
     const committed = plan.planned.filter((batchId) => fileOf.has(batchId));
@@ -99,10 +100,10 @@ export async function finalizeRun(options: FinalizeRunOptions): Promise<Finalize
     );
     committed.forEach((batchId, i) => {
       const record = records[i];
-      if (!record) return;
-      tally.add(record);
-      for (const documentId of record.replanned ?? []) owners.set(documentId, batchId);
+      ledger.carry(record);
+      for (const documentId of record?.replanned ?? []) owners.set(documentId, batchId);
     });
+    const tally = ledger.dataset();
     const failures: ChunkFailure[] = [...tally.failures];
     for (const [batchId, reason] of failedBatches) {
       const job = await options.queue?.getJob(batchJobId(runId, batchId));

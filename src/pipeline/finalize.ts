@@ -32,6 +32,7 @@ import {
   type DatasetWriter,
   FAILURES_FILE,
   type Manifest,
+  type ManifestCounts,
   type ManifestDataset,
   sideFile,
   writeManifest,
@@ -237,6 +238,8 @@ export interface FinalizedVersion {
   readonly switched: boolean;
   readonly files: readonly string[];
   readonly rows: number;
+  /** The switched version's manifest counts (the summary quotes them). */
+  readonly counts?: ManifestCounts;
   readonly changes?: DocumentChanges;
   readonly pruned: readonly string[];
 }
@@ -291,7 +294,8 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
     chunks: input.chunks,
   };
   const contract = { documents: rows.documents, documentsSha256: rowsDigest(documentsText) };
-  await writeManifest(writer.dir, await input.manifest({ files, rows: rows.rows, dataset, contract }));
+  const manifest = await input.manifest({ files, rows: rows.rows, dataset, contract });
+  await writeManifest(writer.dir, manifest);
   // The same check `embedpipe verify` makes, on what is now on disk (the row keys already read).
   const verified = await verifyVersion({ dir: writer.dir, scans, rows });
   if (verified.violations.length > 0) throw new DatasetContractError(writer.dir, verified.violations);
@@ -301,7 +305,14 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
     { version: input.version, replaces: current?.name, pruned },
     'switched the dataset to the new version',
   );
-  return { switched: true, files, rows: rows.rows, ...(changes ? { changes } : {}), pruned };
+  return {
+    switched: true,
+    files,
+    rows: rows.rows,
+    counts: manifest.counts,
+    ...(changes ? { changes } : {}),
+    pruned,
+  };
 }
 
 /**

@@ -2,16 +2,17 @@
 import { isAudioFileName } from '../corpus/audio.js';
 import { isImageFileName } from '../corpus/images.js';
 import { isTextFileName } from '../corpus/text-folder.js';
+import type { RecordTotals } from '../observability/ledger.js';
 import {
   digestInput,
   formatUsd,
   type Manifest,
   type ManifestContract,
+  type ManifestCounts,
   type ManifestDataset,
   type ManifestTranscription,
   redactBaseUrl,
 } from '../output/index.js';
-import type { DatasetTally } from './batch-record.js';
 import { TOOL } from './tool.js';
 
 export interface ManifestFacts {
@@ -29,9 +30,27 @@ export interface ManifestFacts {
     readonly failures: number;
   };
   /** Totals over the version's committed batch records (whichever run or worker paid). */
-  readonly tally: DatasetTally;
+  readonly tally: RecordTotals;
   /** Audio corpora: the version's transcripts (the folder digest then lists the audio files too). */
   readonly transcription?: ManifestTranscription | undefined;
+}
+
+/**
+ * A version's counts: its rows (counted from its files, or the ledger's before a switch), its
+ * listed failures, and the ledger's fold of its batch records. The manifest and the run's summary
+ * both say exactly this.
+ */
+export function versionCounts(facts: Pick<ManifestFacts, 'counts' | 'tally'>, rows: number): ManifestCounts {
+  const { counts, tally } = facts;
+  return {
+    ...counts,
+    chunks: rows + counts.failures,
+    rows,
+    tokens: tally.promptTokens,
+    costUsd: formatUsd(tally.cost),
+    requests: tally.requests,
+    retries: tally.retries,
+  };
 }
 
 export async function manifestOf(
@@ -58,16 +77,7 @@ export async function manifestOf(
     }),
     gateway: { baseUrl: redactBaseUrl(facts.gateway.baseUrl), emulator: facts.gateway.emulator },
     plan: facts.plan,
-    counts: {
-      ...facts.counts,
-      // The version's chunks: its rows (counted from its files) and its listed failures.
-      chunks: done.rows + facts.counts.failures,
-      rows: done.rows,
-      tokens: tally.promptTokens,
-      costUsd: formatUsd(tally.cost),
-      requests: tally.requests,
-      retries: tally.retries,
-    },
+    counts: versionCounts(facts, done.rows),
     dataset: done.dataset,
     ...(facts.transcription ? { transcription: facts.transcription } : {}),
     ...(done.contract ? { contract: done.contract } : {}),

@@ -9,8 +9,8 @@
 import type { RunSettings } from '../config/settings.js';
 import type { Batch, Reject } from '../domain.js';
 import type { RunStats } from '../observability/stats.js';
-import { ExpectedRows } from '../output/contract.js';
-import { type BatchRecord, type DatasetTally, repairBatchOf } from './batch-record.js';
+import type { ExpectedRows } from '../output/contract.js';
+import { type BatchRecord, repairBatchOf } from './batch-record.js';
 import { plannedBatches, type RunPlan } from './plan.js';
 import type { RunSizing } from './sizing.js';
 import type { TranscriptionStage } from './transcribe.js';
@@ -27,32 +27,26 @@ export interface ProduceInput {
   readonly transcribe?: TranscriptionStage;
 }
 
-/** What producing found out along the way, for finalize. */
-export class ProducedPlan {
-  /** Every batch id of the plan (repairs included), in plan order. */
-  readonly planned = new Set<string>();
-  /** Every chunk of the plan: what the version must hold (less failures and re-plans). */
-  readonly expected = new ExpectedRows();
-  constructor(readonly tally: DatasetTally) {}
-}
-
-/** Yields the batches to embed; `into` collects the plan. */
-export async function* produce(input: ProduceInput, into: ProducedPlan): AsyncGenerator<Batch> {
+/**
+ * Yields the batches to embed. The plan's batch ids and the committed batches' records go into
+ * `stats.ledger`; every chunk of the plan (what the version must hold) into `expected`.
+ */
+export async function* produce(input: ProduceInput, expected: ExpectedRows): AsyncGenerator<Batch> {
   const { settings, plan, sizing, stats, committed } = input;
+  const { ledger } = stats;
   for await (const batch of plannedBatches(settings, plan, sizing, stats, input.onReject, input.transcribe)) {
-    stats.batchesPlanned += 1;
-    into.planned.add(batch.batchId);
-    for (const chunk of batch.chunks) into.expected.add(chunk.documentId, chunk.index, chunk.hash);
+    ledger.plan(batch.batchId);
+    for (const chunk of batch.chunks) expected.add(chunk.documentId, chunk.index, chunk.hash);
     let current: Batch | undefined = batch;
     while (current !== undefined && committed.has(current.batchId)) {
-      stats.batchesSkipped += 1;
       const record = committed.get(current.batchId);
       const repair: ReturnType<typeof repairBatchOf> = record ? repairBatchOf(current, record) : undefined;
-      if (record) {
-        into.tally.add(
-          repair ? { ...record, failures: record.failures.filter((f) => !repair.repaired.has(f)) } : record,
-        );
-      }
+      // A repaired failure is no longer the version's: its repair batch holds the chunk.
+      ledger.carry(
+        record && repair
+          ? { ...record, failures: record.failures.filter((f) => !repair.repaired.has(f)) }
+          : record,
+      );
       if (!repair) {
         sizing.release(current.chunks);
         current = undefined;
@@ -60,10 +54,8 @@ export async function* produce(input: ProduceInput, into: ProducedPlan): AsyncGe
       }
       const again = new Set(repair.repair.chunks);
       sizing.release(current.chunks.filter((chunk) => !again.has(chunk)));
-      const next: Batch = repair.repair;
-      into.planned.add(next.batchId);
-      if (!committed.has(next.batchId)) stats.batchesPlanned += 1;
-      current = next;
+      current = repair.repair;
+      ledger.plan(current.batchId);
     }
     if (current !== undefined) yield current;
   }

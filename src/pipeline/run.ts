@@ -19,21 +19,22 @@ import { DatasetContractError, EmbedpipeError, OutputLockedError, RunStoppedErro
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import { RunStats } from '../observability/stats.js';
+import { ExpectedRows } from '../output/contract.js';
 import { REJECTS_FILE, sideFile } from '../output/index.js';
 import { type FileRowKeys, rowKeysOf } from '../output/row-keys.js';
 import { VectorIndex } from '../output/vector-index.js';
 import { VersionedDataset } from '../output/versions.js';
 import { InProcessQueue } from '../queue/in-process-queue.js';
 import { estimatedTranscription, runTranscription, transcriptDirs } from './audio.js';
-import { batchRecordMetadata, batchRecordOf, DatasetTally, failuresOfBatch } from './batch-record.js';
+import { batchRecordMetadata, batchRecordOf, failuresOfBatch } from './batch-record.js';
 import { type CalibrationCost, calibrate, readCalibration, writeCalibration } from './calibrate.js';
 import { embedderFor } from './embedder.js';
 import { type FinalizedVersion, finalizeVersion } from './finalize.js';
 import { GroupCommitter } from './group-committer.js';
-import { manifestOf } from './manifest-of.js';
+import { manifestOf, versionCounts } from './manifest-of.js';
 import { type OutputSession, openOutput } from './output-session.js';
 import { findModel, makePlan, type RunPlan } from './plan.js';
-import { ProducedPlan, produce } from './produce.js';
+import { produce } from './produce.js';
 import { ReusingEmbedder } from './reuse.js';
 import type { RunSizing } from './sizing.js';
 import { type RunSummary, type SizingSummary, summarize, type WorkToSend } from './summary.js';
@@ -153,9 +154,9 @@ async function embedInto(
     dir,
     versions,
   });
-  const calibrationCost = { requests: 0, tokens: 0, cost: 0 };
-  const tally = new DatasetTally();
-  const produced = new ProducedPlan(tally);
+  const calibrationCost = { probes: 0, requests: 0, tokens: 0, cost: 0 };
+  const { ledger } = stats;
+  const expected = new ExpectedRows();
   /** Batches whose retries ran out this run: not committed, so a re-run sends them again. */
   const failedBatches = new Map<Batch, BatchFailedError>();
   /** Data files this process wrote, with their row keys: finalize reads neither again. */
@@ -200,10 +201,8 @@ async function embedInto(
         keys.keys,
       );
       rows.forEach(({ batch }, i) => {
-        tally.add(records[i]!);
+        ledger.commit(records[i]!);
         sizing.release(batch.chunks);
-        stats.rowsWritten += records[i]!.rows;
-        stats.batchesDone += 1;
       });
     },
     {
@@ -220,7 +219,7 @@ async function embedInto(
       } catch (error) {
         if (!(error instanceof BatchFailedError)) throw error;
         sizing.release(batch.chunks);
-        stats.batchesFailed += 1;
+        ledger.failed();
         failedBatches.set(batch, error);
         logger.error({ batchId: batch.batchId }, error.message);
       }
@@ -240,13 +239,15 @@ async function embedInto(
   try {
     sizing.measureWith(async (text) => {
       const measured = await embedder.measure(text, signal);
-      calibrationCost.requests += 1;
+      calibrationCost.probes += 1;
+      calibrationCost.requests += measured.requests;
       calibrationCost.tokens += measured.tokens ?? 0;
       calibrationCost.cost += measured.cost;
       return measured.tokens;
     });
     if (sizing.calibration.isPrior) {
       const spent = await calibrate(settings, sizing, embedder, logger, signal);
+      calibrationCost.probes += spent.probes;
       calibrationCost.requests += spent.requests;
       calibrationCost.tokens += spent.tokens;
       calibrationCost.cost += spent.cost;
@@ -262,7 +263,7 @@ async function embedInto(
         onReject: (reject) => rejects.add(reject),
         ...(audio ? { transcribe: audio.stage } : {}),
       },
-      produced,
+      expected,
     );
     for await (const batch of batches) {
       await queue.push(batch);
@@ -289,6 +290,7 @@ async function embedInto(
   // The vector length, from one place: the committed records, else this run's answers, else the
   // version this one replaces (same model); 0 when nothing says.
   const current = session.current;
+  const tally = ledger.dataset();
   const dims =
     tally.dims || embedder.dims || (current?.manifest.model === model ? current.manifest.dims : 0) || 0;
   const outcome = {
@@ -318,6 +320,11 @@ async function embedInto(
   }
 
   const failures: (ChunkFailure | TranscriptionFailure)[] = [...tally.failures, ...(audio?.failures ?? [])];
+  const countsOf = (failed: number) => ({
+    documents: stats.documents,
+    rejects: stats.rejects,
+    failures: failed,
+  });
   for (const [batch, error] of failedBatches) {
     failures.push(...failuresOfBatch(batch.batchId, batch.chunks, error.cause));
   }
@@ -340,9 +347,9 @@ async function embedInto(
           model,
           writer,
           ...(current ? { current } : {}),
-          planned: [...produced.planned],
+          planned: [...ledger.planned],
           owners: sizing.owners(),
-          expected: produced.expected,
+          expected,
           writtenHere,
           // The index read the row keys of the files it was built from (carried over, resumed).
           ...(index ? { readKeys: await index } : {}),
@@ -366,11 +373,7 @@ async function embedInto(
                 input: settings.input,
                 gateway: { baseUrl: client.baseUrl, emulator: settings.emulator },
                 plan: { ...plan.parameters, sizing: sizingSummary(sizing, calibrationCost) },
-                counts: {
-                  documents: stats.documents,
-                  rejects: stats.rejects,
-                  failures: failures.length,
-                },
+                counts: countsOf(failures.length),
                 tally,
                 ...(audio ? { transcription: audio.manifest() } : {}),
               },
@@ -386,6 +389,7 @@ async function embedInto(
     files: [...finalized.files],
     rows: finalized.switched ? finalized.rows : tally.rows,
     failures: failures.length,
+    dataset: finalized.counts ?? versionCounts({ counts: countsOf(failures.length), tally }, tally.rows),
     version: {
       name: session.version.name,
       dir,

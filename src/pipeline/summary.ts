@@ -2,6 +2,7 @@
 import type { RunSettings } from '../config/settings.js';
 import type { RunStats } from '../observability/stats.js';
 import type { DocumentChanges } from '../output/document-changes.js';
+import type { ManifestCounts } from '../output/index.js';
 import type { TranscriptionEstimate } from './transcribe.js';
 
 export interface RunSummary {
@@ -19,6 +20,7 @@ export interface RunSummary {
   readonly documents: number;
   readonly rejects: number;
   readonly chunks: number;
+  /** The planner's token estimate of the corpus's chunks (the gateway's count: `dataset.tokens`). */
   readonly tokens: number;
   readonly batches: {
     readonly planned: number;
@@ -28,6 +30,13 @@ export interface RunSummary {
   };
   /** Rows in the dataset (this run's and earlier runs'). */
   readonly rows: number;
+  /**
+   * The version this run built, counted from its ledger (the batch records committed with its
+   * data): a switched version's manifest `counts`, word for word. `tokens`, `costUsd`, `requests`
+   * and `retries` there are the version's, whichever run paid; `requests`, `retries` and `cost`
+   * at the top are this run's spend (calibration and failed batches included).
+   */
+  readonly dataset?: ManifestCounts;
   /** Chunks whose vectors the dataset already held (same model and text): not sent again. */
   readonly reused: number;
   /** Chunks whose text another chunk of this run had: embedded once, written for each. */
@@ -49,7 +58,7 @@ export interface RunSummary {
   readonly remaining?: WorkToSend;
   /** Chunks that could not be embedded (_failures.jsonl). */
   readonly failures: number;
-  /** This run's requests and retries. */
+  /** This run's requests and retries (calibration probes included). */
   readonly requests: number;
   readonly retries: number;
   /** USD: this run's spend on embeddings (dry run: the estimate); transcription: `transcription.cost`. */
@@ -112,8 +121,13 @@ export interface SizingSummary {
   readonly basis: string;
   /** How often it changed during the run(s) of this dataset, plus one. */
   readonly epochs: number;
-  /** This run's calibration probes. */
-  readonly calibration?: { readonly requests: number; readonly tokens: number; readonly cost: number };
+  /** This run's calibration probes: texts measured, requests sent for them (retries included). */
+  readonly calibration?: {
+    readonly probes: number;
+    readonly requests: number;
+    readonly tokens: number;
+    readonly cost: number;
+  };
 }
 
 export function summarize(
@@ -125,6 +139,7 @@ export function summarize(
     files: readonly string[];
     rows: number;
     failures: number;
+    dataset?: ManifestCounts;
     dims?: number;
     sizing?: SizingSummary;
     toSend?: WorkToSend;
@@ -137,7 +152,7 @@ export function summarize(
     transcription?: { model: string; estimate?: TranscriptionEstimate };
   },
 ): RunSummary {
-  const audio = stats.audio;
+  const { audio, ledger } = stats;
   return {
     status,
     ...(outcome.stop ? { stop: outcome.stop } : {}),
@@ -151,12 +166,13 @@ export function summarize(
     chunks: outcome.version?.current ? outcome.rows + outcome.failures : stats.chunks,
     tokens: stats.tokens,
     batches: {
-      planned: stats.batchesPlanned,
-      embedded: stats.batchesDone,
-      resumed: stats.batchesSkipped,
-      failed: stats.batchesFailed,
+      planned: ledger.planned.size,
+      embedded: ledger.committed.batches,
+      resumed: ledger.carried.batches,
+      failed: ledger.failedBatches,
     },
     rows: outcome.rows,
+    ...(outcome.dataset ? { dataset: outcome.dataset } : {}),
     reused: stats.chunksReused,
     deduplicated: stats.chunksDeduplicated,
     saved: { tokens: stats.tokensReused, cost: stats.tokensReused * (outcome.pricePerToken ?? 0) },

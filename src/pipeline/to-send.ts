@@ -50,8 +50,8 @@ export async function countWorkToSend(input: CountInput): Promise<{ toSend: Work
     input.transcribe,
   );
   for await (const batch of batches) {
-    stats.batchesPlanned += 1;
-    if (committed.has(batch.batchId)) stats.batchesSkipped += 1;
+    stats.ledger.plan(batch.batchId);
+    if (committed.has(batch.batchId)) stats.ledger.carry(undefined);
     let sent = 0;
     for (const chunk of batch.chunks) {
       if (seen.has(chunk.hash) || indexes.some((index) => index.has(chunk.hash))) continue;

@@ -411,13 +411,44 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     // Every 429 a worker got was retried once, and its metrics say so.
     let rateLimited = 0;
     let retries = 0;
+    const worked = { inputs: 0, tokens: 0, cost: 0 };
+    const metric = (text: string, name: string) =>
+      Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1]);
     for (const port of ports) {
       const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
-      rateLimited += Number(/^embedpipe_rate_limited_total (\d+)$/m.exec(text)?.[1]);
-      retries += Number(/^embedpipe_http_retries_total (\d+)$/m.exec(text)?.[1]);
+      rateLimited += metric(text, 'embedpipe_rate_limited_total');
+      retries += metric(text, 'embedpipe_http_retries_total');
+      worked.inputs += metric(text, 'embedpipe_inputs_total');
+      worked.tokens += metric(text, 'embedpipe_tokens_total');
+      worked.cost += metric(text, 'embedpipe_cost_usd_total');
     }
     expect(rateLimited).toBeGreaterThan(0);
     expect(retries).toBe(rateLimited);
+    // One ledger: `status`, the Redis counters and the workers' metrics are folds of the batch
+    // records the manifest folds (two fresh versions: every record is this run's).
+    const ledger = { inputs: 0, tokens: 0, cost: 0, retries: 0 };
+    for (const [r, dir] of [
+      [run, out],
+      [other, otherOut],
+    ] as const) {
+      const { counts } = JSON.parse(await readFile(join(dir, '_manifest.json'), 'utf8'));
+      const finished = await waitFor('the run to say done', async () => {
+        const s = (await status(setup, r.runId)) as Status & Record<string, unknown>;
+        return s.state === 'done' ? s : undefined;
+      });
+      expect(finished['dataset']).toEqual(counts);
+      expect(finished['inputs']).toBe(counts.rows);
+      expect(finished['tokens']).toBe(counts.tokens);
+      expect(finished['costUsd']).toBeCloseTo(Number(counts.costUsd), 9);
+      ledger.inputs += counts.rows;
+      ledger.tokens += counts.tokens;
+      ledger.cost += Number(counts.costUsd);
+      ledger.retries += counts.retries;
+    }
+    expect(worked.inputs).toBe(ledger.inputs);
+    expect(worked.tokens).toBe(ledger.tokens);
+    expect(worked.cost).toBeCloseTo(ledger.cost, 9);
+    expect(retries).toBe(ledger.retries);
     for (const worker of workers) await stopWorker(worker);
   });
 

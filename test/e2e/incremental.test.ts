@@ -74,7 +74,7 @@ describe('nightly incremental runs against an independent server', () => {
     // Duplicate texts were embedded once: every distinct chunk text was sent once (the calibration
     // probes, prefixes of the first documents, aside).
     const sent1 = gateway.embedded.slice(sentBefore);
-    const probes = s1.sizing.calibration?.requests ?? 0;
+    const probes = s1.sizing.calibration?.probes ?? 0;
     const distinct = new Set(rows1.map((r) => r.text));
     expect(s1.deduplicated).toBeGreaterThan(0);
     expect(sent1.length - probes).toBe(distinct.size);

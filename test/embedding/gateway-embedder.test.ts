@@ -78,12 +78,11 @@ describe('GatewayEmbedder', () => {
 
   it('isolates a bad input by halving the batch and keeps the rest', async () => {
     const chunks = ['a', 'b', 'c', '', 'e'].map((t, i) => chunk(`b${i}`, t));
-    const { instance, stats } = embedder();
+    const { instance } = embedder();
     const result = await instance.embedBatch(batchOf(chunks), signal);
     expect(result.chunks.map((c) => c.documentId)).toEqual(['b0', 'b1', 'b2', 'b4']);
     expect(result.failures).toHaveLength(1);
     expect(result.failures[0]).toMatchObject({ documentId: 'b3', chunkIndex: 0, status: 400 });
-    expect(stats.chunkFailures).toBe(1);
   });
 
   it('re-plans a document the gateway rejects as too long, numbered 0..k-1 afresh', async () => {
@@ -94,10 +93,9 @@ describe('GatewayEmbedder', () => {
     const long = 'word '.repeat(6000);
     const batch = plannedBatch(sizing, model, { short: 'fits easily', long });
     expect(batch.chunks.map((c) => c.documentId)).toEqual(['short', 'long']);
-    const { instance, stats } = embedder({ model, sizing });
+    const { instance } = embedder({ model, sizing });
     const result = await instance.embedBatch(batch, signal);
     expect(result.failures).toEqual([]);
-    expect(stats.chunkFailures).toBe(0);
     expect(result.replanned).toEqual(['long']);
     const pieces = result.chunks.filter((c) => c.documentId === 'long');
     expect(pieces.length).toBeGreaterThan(1);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
 import { fractionDone, progressLine } from '../../src/observability/progress.js';
 import { RunStats } from '../../src/observability/stats.js';
+import { book } from '../helpers/ledger.js';
 
 function capture(): { stream: Writable; text: () => string } {
   const chunks: string[] = [];
@@ -36,11 +37,10 @@ describe('progress', () => {
     const stats = new RunStats();
     stats.bytesTotal = 1000;
     stats.bytesRead = 250;
-    stats.batchesPlanned = 10;
-    stats.batchesDone = 5;
+    book(stats, { planned: 10, embedded: 5 });
     expect(fractionDone(stats)).toBeCloseTo(0.25);
     stats.planningDone = true;
-    stats.batchesSkipped = 2;
+    book(stats, { resumed: 2 });
     expect(fractionDone(stats)).toBeCloseTo(0.7);
   });
 
@@ -49,14 +49,14 @@ describe('progress', () => {
     Object.assign(stats, {
       documents: 12_345,
       chunks: 50_000,
-      rowsWritten: 25_000,
       gatewayTokens: 2_500_000,
       requests: 40,
       retries: 3,
       cost: 0.125,
       firstRequestAt: stats.startedAt,
     });
-    Object.assign(stats, { batchesPlanned: 100, batchesDone: 50, planningDone: true });
+    book(stats, { planned: 100, embedded: 50, rows: 25_000 });
+    stats.planningDone = true;
     const line = progressLine(stats, 200, stats.startedAt + 10_000);
     expect(line).toMatch(
       /50% batches 50\/100 docs 12\.3k vectors 25\.0k \(2500\/s\) tokens 2\.5M \(250\.0k\/s\) req 40 retries 3 \$0\.1250 elapsed 10s eta 10s/,

@@ -9,23 +9,21 @@ import {
   startProgress,
 } from '../../src/observability/progress.js';
 import { RunStats } from '../../src/observability/stats.js';
+import { book } from '../helpers/ledger.js';
 
 function midRun(): RunStats {
   const stats = new RunStats();
   Object.assign(stats, {
     documents: 5000,
     chunks: 20_000,
-    rowsWritten: 10_000,
     gatewayTokens: 4_000_000,
     requests: 80,
     retries: 2,
     cost: 0.08,
-    batchesPlanned: 40,
-    batchesDone: 20,
     planningDone: true,
     firstRequestAt: stats.startedAt,
   });
-  return stats;
+  return book(stats, { planned: 40, embedded: 20, rows: 10_000 });
 }
 
 describe('progressLine fits the terminal', () => {
@@ -87,10 +85,8 @@ describe('progressLine fits the terminal', () => {
   it('on a resumed run, estimates from the work left at this run’s pace, not from batches skipped', () => {
     const stats = new RunStats();
     // 90 of 100 batches were committed by an earlier run; this run did 5 of its 10 in 50 s.
+    book(stats, { planned: 100, resumed: 90, embedded: 5 });
     Object.assign(stats, {
-      batchesPlanned: 100,
-      batchesSkipped: 90,
-      batchesDone: 5,
       planningDone: true,
       firstRequestAt: stats.startedAt + 10_000,
     });
