@@ -12,6 +12,8 @@ import { createLogger, type Logger } from '../observability/logger.js';
 
 export interface GatewayFlags {
   baseUrl?: string;
+  /** Let the key go over plain http:// to a remote host (see gateway/transport.ts). */
+  allowInsecureHttp?: boolean;
   json?: boolean;
   timeout?: number;
 }
@@ -33,6 +35,7 @@ export function commandContext(flags: GatewayFlags): CommandContext {
         baseUrl: baseUrlOverride ?? flags.baseUrl ?? env.baseUrl ?? DEFAULTS.baseUrl,
         ...(env.apiKey ? { apiKey: env.apiKey } : {}),
         ...(env.managementKey ? { managementKey: env.managementKey } : {}),
+        allowInsecureHttp: flags.allowInsecureHttp ?? false,
         timeoutMs: flags.timeout ?? DEFAULTS.requestTimeoutMs,
         ...attribution(env),
       }),

@@ -9,6 +9,10 @@ export function registerEmbed(program: Command): void {
     .argument('<text>', 'the text to embed')
     .requiredOption('--model <model>', 'embedding model, <provider>/<model_name>')
     .option('--base-url <url>', 'gateway base URL, ending in /v1 (default: $EMBEDPIPE_BASE_URL)')
+    .option(
+      '--allow-insecure-http',
+      'allow a plain http:// --base-url to a non-loopback host (key in clear text)',
+    )
     .option('--json', 'print JSON for scripts')
     .action(async (text: string, flags: EmbedFlags) => {
       // Loaded here, not at the top: the gateway client is heavy and --help needs none of it.

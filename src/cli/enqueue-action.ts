@@ -48,6 +48,7 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
   const client = new GatewayClient({
     baseUrl: settings.baseUrl,
     apiKey: env.apiKey,
+    allowInsecureHttp: settings.allowInsecureHttp,
     timeoutMs: settings.timeoutMs,
     maxInFlight: settings.concurrency,
     maxRetryAfterMs: settings.retry.maxRetryAfterMs,

@@ -7,6 +7,10 @@ export function registerModels(program: Command): void {
     .command('models')
     .description('list the embedding models of the gateway')
     .option('--base-url <url>', 'gateway base URL, ending in /v1 (default: $EMBEDPIPE_BASE_URL)')
+    .option(
+      '--allow-insecure-http',
+      'allow a plain http:// --base-url to a non-loopback host (key in clear text)',
+    )
     .option('--json', 'print JSON for scripts')
     .action(async (flags: GatewayFlags) => {
       // Loaded here, not at the top: the gateway client is heavy and --help needs none of it.

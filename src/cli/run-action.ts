@@ -47,6 +47,7 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
   const client = new GatewayClient({
     baseUrl,
     ...(apiKey ? { apiKey } : {}),
+    allowInsecureHttp: settings.allowInsecureHttp,
     timeoutMs: settings.timeoutMs,
     maxInFlight: settings.concurrency,
     maxRetryAfterMs: settings.retry.maxRetryAfterMs,

@@ -13,6 +13,10 @@ export function registerTranscribe(program: Command): void {
     .option('--temperature <t>', 'sampling temperature, 0 to 2', numberOption(0, 2))
     .option('--format <name>', 'audio format (default: from the file extension)')
     .option('--base-url <url>', 'gateway base URL, ending in /v1 (default: $EMBEDPIPE_BASE_URL)')
+    .option(
+      '--allow-insecure-http',
+      'allow a plain http:// --base-url to a non-loopback host (key in clear text)',
+    )
     .option('--json', 'print JSON for scripts')
     .action(async (file: string, flags: TranscribeFlags) => {
       // Loaded here, not at the top: the gateway client is heavy and --help needs none of it.

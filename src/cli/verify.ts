@@ -24,6 +24,10 @@ export function registerVerify(program: Command): void {
       '--base-url <url>',
       'with --sample: gateway base URL, ending in /v1 (default: $EMBEDPIPE_BASE_URL)',
     )
+    .option(
+      '--allow-insecure-http',
+      'allow a plain http:// --base-url to a non-loopback host (key in clear text)',
+    )
     .option('--emulator', 'with --sample: start the local gateway emulator in-process and use it')
     .option('--json', 'print JSON for scripts')
     .action(async (dir: string, flags: VerifyFlags) => {

@@ -1,7 +1,6 @@
 /** What `embedpipe worker` does; loaded only when the command runs (see worker.ts). */
 import { DEFAULTS } from '../config/defaults.js';
 import { readEnvironment } from '../config/env.js';
-import { checkGatewayTransport } from '../config/settings.js';
 import { MissingKeyError } from '../errors.js';
 import { GatewayClient, retryAfterTooLong } from '../gateway/index.js';
 import { createLogger } from '../observability/logger.js';
@@ -26,7 +25,6 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
   const address = queueAddress(flags, env);
   const logger = createLogger({ ...(env.logLevel ? { level: env.logLevel } : {}) });
   const baseUrl = flags.baseUrl ?? env.baseUrl ?? DEFAULTS.baseUrl;
-  checkGatewayTransport({ baseUrl, emulator: false, allowInsecureHttp: flags.allowInsecureHttp ?? false });
   if (!env.apiKey) throw new MissingKeyError('EMBEDPIPE_API_KEY');
   const concurrency = flags.concurrency ?? DEFAULTS.distributed.concurrency;
   const metrics = new WorkerMetrics();
@@ -34,6 +32,7 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
   const client = new GatewayClient({
     baseUrl,
     apiKey: env.apiKey,
+    allowInsecureHttp: flags.allowInsecureHttp ?? false,
     timeoutMs: DEFAULTS.requestTimeoutMs,
     maxInFlight: concurrency,
     maxRetryAfterMs:

@@ -331,34 +331,3 @@ function parseProviderOptions(text: string): Record<string, Record<string, unkno
   }
   return value as Record<string, Record<string, unknown>>;
 }
-
-/** Loopback hosts: plain HTTP to them never leaves the machine. */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost') || host === '::1') return true;
-  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)) return true;
-  return /^::ffff:127\./.test(host) || /^::ffff:7f[0-9a-f]{2}:/.test(host);
-}
-
-/**
- * Plain http:// to a remote host would send the API key in clear text: refused (UsageError) unless
- * `allowInsecureHttp`. Checked before the run's first request (not while resolving settings, so
- * settings can still be inspected).
- */
-export function checkGatewayTransport(
-  settings: Pick<RunSettings, 'baseUrl' | 'emulator' | 'allowInsecureHttp'>,
-): void {
-  if (settings.emulator || settings.allowInsecureHttp) return;
-  const { baseUrl } = settings;
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    return; // the client reports a malformed URL
-  }
-  if (url.protocol !== 'http:' || isLoopbackHost(url.hostname)) return;
-  throw new UsageError(
-    `--base-url ${url.origin} is plain HTTP to a remote host: the API key would travel in clear text. ` +
-      'Use https://, or pass --allow-insecure-http (job file: gateway.allowInsecureHttp) if you accept that',
-  );
-}

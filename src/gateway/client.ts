@@ -32,6 +32,7 @@ import {
   invalidResponseError,
   RateLimitError,
 } from './errors.js';
+import { refuseClearTextKeys } from './transport.js';
 import {
   type EmbeddingsRequestBody,
   MEMBERS_LIMIT_DEFAULT,
@@ -43,6 +44,8 @@ import {
 export interface GatewayClientOptions {
   /** Ends in `/v1`; a trailing slash is tolerated. */
   baseUrl: string;
+  /** Let a key go over plain http:// to a remote host (refused by default: see transport.ts). */
+  allowInsecureHttp?: boolean;
   /** For inference endpoints (embeddings, models, transcription). */
   apiKey?: string;
   /** For the members listing only. */
@@ -216,6 +219,8 @@ export class GatewayClient {
 
   constructor(options: GatewayClientOptions) {
     this.baseUrl = normalizeBaseUrl(options.baseUrl);
+    if (options.apiKey || options.managementKey)
+      refuseClearTextKeys(this.baseUrl, options.allowInsecureHttp ?? false);
     this.timeoutMs = options.timeoutMs ?? DEFAULTS.requestTimeoutMs;
     this.#apiKey = options.apiKey || undefined;
     this.#managementKey = options.managementKey || undefined;

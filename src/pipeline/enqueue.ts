@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DEFAULTS } from '../config/defaults.js';
-import { checkGatewayTransport, type RunSettings } from '../config/settings.js';
+import type { RunSettings } from '../config/settings.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
@@ -83,7 +83,6 @@ export async function enqueueCorpus(
   settings: RunSettings,
   deps: EnqueueDependencies,
 ): Promise<EnqueueSummary> {
-  checkGatewayTransport(settings);
   const { client, logger, stats, address } = deps;
   const started = Date.now();
   const redis = await connectRedis(address.redisUrl, 'client');

@@ -11,7 +11,7 @@
 import { setImmediate } from 'node:timers/promises';
 import { CLASSES } from '../chunking/index.js';
 import { DEFAULTS } from '../config/defaults.js';
-import { checkGatewayTransport, type RunSettings } from '../config/settings.js';
+import type { RunSettings } from '../config/settings.js';
 import type { Batch, ChunkFailure, EmbeddedBatch, TranscriptionFailure } from '../domain.js';
 import { CostBudget } from '../embedding/cost-budget.js';
 import { BatchFailedError } from '../embedding/gateway-embedder.js';
@@ -51,7 +51,6 @@ export interface RunDependencies {
 }
 
 export async function runPipeline(settings: RunSettings, deps: RunDependencies): Promise<RunSummary> {
-  checkGatewayTransport(settings);
   const model = await findModel(deps.client, settings.model);
   const plan = makePlan(settings, model);
   deps.logger.info(

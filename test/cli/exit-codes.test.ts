@@ -86,12 +86,12 @@ describe('gateway unreachable', () => {
 
   it('exits 6 on a DNS failure', async () => {
     const r = await runCli(['models'], {
-      EMBEDPIPE_BASE_URL: 'http://no-such-gateway.invalid/v1',
+      EMBEDPIPE_BASE_URL: 'https://no-such-gateway.invalid/v1',
       EMBEDPIPE_API_KEY: EMULATOR_API_KEY,
     });
     expect(r.code, r.stderr).toBe(ExitCode.unreachable);
     expect(oneLine(r.stderr)).toMatch(
-      /gateway unreachable at http:\/\/no-such-gateway\.invalid\/v1.*(ENOTFOUND|EAI_AGAIN)/,
+      /gateway unreachable at https:\/\/no-such-gateway\.invalid\/v1.*(ENOTFOUND|EAI_AGAIN)/,
     );
   });
 });
