@@ -62,6 +62,8 @@ export const DEFAULTS = {
     maxRetryAfterMs: 300_000,
     /** 429s with Retry-After (the gateway pacing us) per request that do not spend an attempt. */
     maxRateLimitWaits: 1_000,
+    /** 400s in a row, run-wide, after which the request is refused, not an input (see refusals.ts). */
+    refusalStorm: 3,
   },
 
   /** Progress line off a terminal (CI, cron, `2> log`): one structured line this often. */

@@ -9,6 +9,9 @@
  *   document's rows stay numbered 0..k-1 and no stored vector is of a truncated text.
  * - A 400 on several inputs splits the request in halves until the offending input is alone; the
  *   rest of the batch is kept. What cannot be embedded becomes a ChunkFailure with the message.
+ *   400s in a row across the run mean the request is refused, not an input: the embedder backs
+ *   off and sends the group again instead of halving (refusals.ts). A 400 that states a lower
+ *   inputs-per-request limit is learned once: every later request of the run keeps under it.
  * - Chunks with images go as multimodal blocks (caption + image, one joint vector each), asked for
  *   as `float`; a local image gone or changed since planning fails its chunk (image-input.ts).
  * - Retries exhausted: the batch is not committed (BatchFailedError), so a re-run tries it again.
@@ -20,6 +23,7 @@
  * `signal` (the run stopping: 402 elsewhere, Ctrl-C) stops retries and waits but never cancels a
  * request in flight: that request is paid for, so its vectors are kept.
  */
+import { DEFAULTS } from '../config/defaults.js';
 import type { Batch, Chunk, ChunkFailure, EmbeddedBatch } from '../domain.js';
 import { EmbedpipeError } from '../errors.js';
 import type { EmbeddingsResult } from '../gateway/index.js';
@@ -39,6 +43,7 @@ import type { CostBudget } from './cost-budget.js';
 import type { EncodingPolicy } from './encoding-policy.js';
 import { blockOf, ImageUnavailableError, imageUrlOf } from './image-input.js';
 import type { ProviderRouter } from './provider-router.js';
+import { RefusalStorm, statedInputLimit } from './refusals.js';
 import { isTooLongMessage, statedInputTokens, statedTokenLimit } from './too-long.js';
 
 export interface GatewayEmbedderOptions {
@@ -85,6 +90,8 @@ class BatchOutcome {
   provider: string | undefined;
   /** The last 400 an input of this batch was refused with. */
   lastRejection: GatewayError | undefined;
+  /** Back-offs this batch took in a refusal storm. */
+  stormWaits = 0;
 
   constructor(readonly batch: Batch) {}
 
@@ -156,10 +163,26 @@ class BatchOutcome {
 
 export class GatewayEmbedder {
   readonly #options: GatewayEmbedderOptions;
+  readonly #refusals: RefusalStorm;
   #dims: number | undefined;
+  /** Inputs per request the gateway stated it accepts, once it refused more. */
+  #maxInputs: number | undefined;
 
   constructor(options: GatewayEmbedderOptions) {
     this.#options = options;
+    this.#refusals = new RefusalStorm(
+      {
+        threshold: DEFAULTS.retry.refusalStorm,
+        baseDelayMs: options.retry.baseDelayMs,
+        maxDelayMs: options.retry.maxDelayMs,
+      },
+      options.clock?.now,
+    );
+  }
+
+  /** The inputs-per-request limit the gateway stated (undefined: none learned). */
+  get maxInputs(): number | undefined {
+    return this.#maxInputs;
   }
 
   /** The run's vector length, once the first answer arrived. */
@@ -239,6 +262,12 @@ export class GatewayEmbedder {
     // A document may have been re-planned since this group was formed (by this or another batch).
     const live = group.filter((chunk) => !sizing.isStale(chunk, batchId));
     if (live.length === 0) return;
+    const limit = this.#maxInputs;
+    if (limit !== undefined && live.length > limit) {
+      for (let at = 0; at < live.length; at += limit)
+        await this.#embedGroup(live.slice(at, at + limit), outcome, signal);
+      return;
+    }
     // A request's input is strings or blocks, never both (the planner keeps them apart anyway).
     let images = 0;
     for (const chunk of live) if (chunk.image !== undefined) images += 1;
@@ -266,6 +295,9 @@ export class GatewayEmbedder {
         if (error instanceof GatewayError && error.retryable) throw new BatchFailedError(batchId, error);
         throw error;
       }
+      if (this.#learnInputLimit(error, chunks.length)) return this.#embedGroup(chunks, outcome, signal);
+      if (!isTooLongMessage(error.message) && (await this.#backOffInStorm(error, outcome)))
+        return this.#embedGroup(chunks, outcome, signal);
       if (chunks.length > 1) {
         const middle = Math.ceil(chunks.length / 2);
         await this.#embedGroup(chunks.slice(0, middle), outcome, signal);
@@ -300,6 +332,42 @@ export class GatewayEmbedder {
         );
       }
     }
+  }
+
+  /** True when the 400 states a lower inputs-per-request limit: every later request keeps under it. */
+  #learnInputLimit(error: BadRequestError, sent: number): boolean {
+    const stated = statedInputLimit(error.message, sent);
+    if (stated === undefined) return false;
+    if (this.#maxInputs === undefined || stated < this.#maxInputs) {
+      this.#maxInputs = stated;
+      this.#options.logger.warn(
+        { maxInputs: stated },
+        `the gateway accepts at most ${stated} inputs per request: the rest of the run sends no more (set --max-inputs ${stated} to plan for it)`,
+      );
+    }
+    return true;
+  }
+
+  /**
+   * In a refusal storm (refusals.ts), waits out a back-off shared by every request on the key and
+   * returns true: the caller sends the same group again. False when this is no storm, or this
+   * batch waited as often as the retry policy allows (then halving finds out what is refused).
+   */
+  async #backOffInStorm(error: BadRequestError, outcome: BatchOutcome): Promise<boolean> {
+    const { client, logger, retry, stats } = this.#options;
+    this.#refusals.refused();
+    if (!this.#refusals.raging || outcome.stormWaits >= retry.maxAttempts) return false;
+    outcome.stormWaits += 1;
+    outcome.retries += 1;
+    stats.retries += 1;
+    const { delayMs, fresh } = this.#refusals.backOff();
+    if (fresh)
+      logger.warn(
+        { status: error.status, delayMs },
+        `the gateway refuses every request (${error.message}): backing off before sending again`,
+      );
+    client.retryAfterGate.closeFor(delayMs);
+    return true;
   }
 
   /** Re-plans a document into this batch and embeds all its chunks; false when it cannot be. */
@@ -387,6 +455,7 @@ export class GatewayEmbedder {
           throw error;
         }
         router.noteSuccess();
+        this.#refusals.accepted();
         // Accounted first: an answer of the wrong length is refused (fatal) but was paid for.
         const cost = this.#account(result, chunks, outcome);
         reservation?.settle(cost);

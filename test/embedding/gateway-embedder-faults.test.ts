@@ -43,13 +43,16 @@ const signal = new AbortController().signal;
 describe('GatewayEmbedder against faults', () => {
   it('fails the batch (not committed) when bisection ends with every input refused by the same status', async () => {
     const bad = { status: 400, body: envelope(400, 'unsupported parameter: dimensions') };
-    // 4 inputs: the whole, two halves, four singles, every one a 400.
-    server.reply(bad, bad, bad, bad, bad, bad, bad);
+    // 4 inputs: the whole, two halves, four singles, every one a 400; from the third 400 in a row
+    // the embedder backs off and sends the same group again (twice: maxAttempts), then halves on.
+    server.reply(...Array.from({ length: 9 }, () => bad));
+    const before = server.requests.length;
     const { instance } = embedder();
     const chunks = ['a', 'b', 'c', 'd'].map((t, i) => chunk(`u${i}`, t));
     const error = await instance.embedBatch(batchOf(chunks), signal).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BatchFailedError);
     expect((error as BatchFailedError).cause.status).toBe(400);
+    expect(server.requests.length - before).toBe(9);
   });
 
   it('still keeps the good rows when only some inputs are refused', async () => {

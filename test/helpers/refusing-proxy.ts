@@ -13,11 +13,12 @@ export interface RefusingProxy {
 
 /**
  * Starts a proxy to `upstream` (a base URL ending in /v1). Every embeddings request's inputs go to
- * `refuses` first: true answers 400 "refused by the test proxy" without reaching the upstream.
+ * `refuses` first: true answers 400 "refused by the test proxy", a string answers 400 with that
+ * message, without reaching the upstream.
  */
 export async function startRefusingProxy(
   upstream: string,
-  refuses: (inputs: string[]) => boolean,
+  refuses: (inputs: string[]) => boolean | string,
 ): Promise<RefusingProxy> {
   const origin = upstream.replace(/\/v1$/, '');
   const proxy = createServer((req, res) => {
@@ -27,9 +28,11 @@ export async function startRefusingProxy(
       const text = Buffer.concat(body).toString('utf8');
       if (req.url?.endsWith('/embeddings')) {
         const input = (JSON.parse(text) as { input: string[] }).input;
-        if (refuses(input)) {
+        const refused = refuses(input);
+        if (refused !== false) {
+          const message = refused === true ? 'refused by the test proxy' : refused;
           res.writeHead(400, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: { code: 400, message: 'refused by the test proxy' } }));
+          res.end(JSON.stringify({ error: { code: 400, message } }));
           return;
         }
       }

@@ -27,12 +27,25 @@ let corpus: string;
 let refuse: string[] = [];
 /** Every embeddings request's inputs, as the proxy saw them. */
 let sent: string[][] = [];
+/** Until when (ms since the epoch) the proxy refuses every request: a gateway refusing everything. */
+let refuseAllUntil = 0;
+/** A gateway's inputs-per-request limit, stated in its 400 when a request holds more. */
+let inputLimit: number | undefined;
+/** Requests the proxy refused. */
+let refused = 0;
 
 beforeAll(async () => {
   emulator = await startEmulator({ recordRequests: false });
   proxy = await startRefusingProxy(emulator.baseUrl, (input) => {
     sent.push(input);
-    return input.some((t) => refuse.some((marker) => t.includes(marker)));
+    const answer =
+      Date.now() < refuseAllUntil
+        ? 'unsupported value for parameter: encoding_format'
+        : inputLimit !== undefined && input.length > inputLimit
+          ? `Too many inputs: ${input.length} > max_inputs_per_request ${inputLimit}`
+          : input.some((t) => refuse.some((marker) => t.includes(marker)));
+    if (answer !== false) refused += 1;
+    return answer;
   });
   proxyUrl = proxy.baseUrl;
   root = await mkdtemp(join(tmpdir(), 'embedpipe-faults-'));
@@ -105,6 +118,42 @@ describe('faults and re-runs', () => {
     expect(third).toMatchObject({ status: 'done', rows: 300, failures: 0 });
     // Nothing of the corpus again (calibration probes aside: single inputs).
     expect(sent.filter((input) => input.length > 1 || /ZZ/.test(input[0]!))).toEqual([]);
+  });
+
+  it('rides out a gateway refusing every request for a while: backs off, no request storm, nothing lost', async () => {
+    const out = join(root, 'storm');
+    sent = [];
+    refused = 0;
+    // The storm starts with the first batch (after the calibration probes) and lasts 2 s.
+    const storm = run(out, { maxInputs: 8, maxAttempts: 8 });
+    while (sent.length < 13) await new Promise((resolve) => setTimeout(resolve, 5));
+    refuseAllUntil = Date.now() + 2_000;
+    const summary = await storm;
+    refuseAllUntil = 0;
+    expect(summary).toMatchObject({ status: 'done', rows: 300, failures: 0 });
+    expect(summary.batches.failed).toBe(0);
+    // Halving every refused batch down to single inputs sent hundreds of requests in 2 s; backing
+    // off (0.5 s, 1 s, 2 s) sends a few per batch in flight.
+    expect(refused).toBeGreaterThan(0);
+    expect(refused).toBeLessThan(40);
+  });
+
+  it('learns a lower inputs-per-request limit from the first 400 that states it', async () => {
+    const out = join(root, 'input-limit');
+    sent = [];
+    refused = 0;
+    inputLimit = 8;
+    try {
+      const summary = await run(out, { maxInputs: 32, concurrency: 1 });
+      expect(summary).toMatchObject({ status: 'done', rows: 300, failures: 0 });
+    } finally {
+      inputLimit = undefined;
+    }
+    // One refused request teaches the limit; every later one keeps under it.
+    expect(refused).toBe(1);
+    expect(
+      Math.max(...sent.slice(sent.findIndex((input) => input.length > 8) + 1).map((i) => i.length)),
+    ).toBe(8);
   });
 
   it("refuses to delete another model's or plan's unfinished files unless --force", async () => {
