@@ -64,7 +64,13 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
   const progress = startProgress(stats, { logger, intervalMs: progressIntervalFrom() });
   let summary: RunSummary;
   try {
-    summary = await runPipeline(settings, { client, logger, stats, signal: controller.signal });
+    summary = await runPipeline(settings, {
+      client,
+      logger,
+      stats,
+      signal: controller.signal,
+      ...(env.minFreeBytes !== undefined ? { minFreeBytes: env.minFreeBytes } : {}),
+    });
   } catch (error) {
     // A run that stopped (Ctrl-C, 402, --max-cost…) still reports what it did: cron and alerting
     // read the JSON; the reason goes to stderr with its exit code.

@@ -95,6 +95,11 @@ export const DEFAULTS = {
   commit: {
     groupBytes: 2 * 2 ** 20,
     maxDelayMs: 2_000,
+    /**
+     * Free space the output folder must have before a batch is sent: the groups held in memory,
+     * written twice (spill, then data file), and room for compaction's first file.
+     */
+    minFreeBytes: 64 * 2 ** 20,
   },
 
   /** Distributed mode (BullMQ on Redis): `enqueue`, `worker` and the queue commands. */

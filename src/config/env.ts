@@ -2,6 +2,8 @@
  * The only reader of process.env. Everything else receives these values as options, so tests and
  * the library never depend on the ambient environment.
  */
+import { UsageError } from '../errors.js';
+
 export interface Environment {
   readonly baseUrl?: string;
   readonly apiKey?: string;
@@ -11,6 +13,8 @@ export interface Environment {
   /** Attribution headers (spec 5.5): HTTP-Referer and X-Service-Title. */
   readonly referer?: string;
   readonly serviceTitle?: string;
+  /** EMBEDPIPE_MIN_FREE_MB: free space a run keeps on its output folder's disk (see free-space.ts). */
+  readonly minFreeBytes?: number;
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
@@ -33,6 +37,13 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
   if (logLevel) out.logLevel = logLevel;
   if (referer) out.referer = referer;
   if (serviceTitle) out.serviceTitle = serviceTitle;
+  const minFreeMb = pick('EMBEDPIPE_MIN_FREE_MB');
+  if (minFreeMb !== undefined) {
+    const value = Number(minFreeMb);
+    if (!Number.isFinite(value) || value < 0)
+      throw new UsageError(`EMBEDPIPE_MIN_FREE_MB must be a number of megabytes ≥ 0, got "${minFreeMb}"`);
+    out.minFreeBytes = value * 2 ** 20;
+  }
   return out;
 }
 

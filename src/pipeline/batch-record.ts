@@ -24,11 +24,12 @@ export interface BatchRecord {
   readonly replanned?: readonly string[];
 }
 
-export function batchRecordOf(batch: Batch, embedded: EmbeddedBatch): BatchRecord {
+/** The record of a batch planned with `plannedChunks` chunks, as embedded. */
+export function batchRecordOf(plannedChunks: number, embedded: EmbeddedBatch): BatchRecord {
   return {
     rows: embedded.chunks.length,
     dims: embedded.vectors[0]?.length ?? 0,
-    chunks: batch.chunks.length,
+    chunks: plannedChunks,
     promptTokens: embedded.usage.promptTokens,
     cost: embedded.usage.cost,
     requests: embedded.usage.requests,
@@ -52,6 +53,20 @@ export function batchRecordFrom(metadata: Record<string, string>): BatchRecord |
   } catch {
     return undefined;
   }
+}
+
+/** The batch without the rows of chunks `isStale` names (its accounting stays: it was paid). */
+export function withoutStaleRows(
+  embedded: EmbeddedBatch,
+  isStale: (chunk: EmbeddedBatch['chunks'][number]) => boolean,
+): EmbeddedBatch {
+  if (!embedded.chunks.some(isStale)) return embedded;
+  const keep = embedded.chunks.map((chunk) => !isStale(chunk));
+  return {
+    ...embedded,
+    chunks: embedded.chunks.filter((_, i) => keep[i]),
+    vectors: embedded.vectors.filter((_, i) => keep[i]),
+  };
 }
 
 const failureKey = (documentId: string, chunkIndex: number): string => `${chunkIndex}:${documentId}`;

@@ -25,9 +25,9 @@ export interface OutputSession {
     readonly manifest: Manifest | ManifestV1;
   };
   /** Batches the version holds already, with their accounting (undefined: a part without a record). */
-  readonly committed: ReadonlyMap<string, BatchRecord | undefined>;
+  readonly committed: Map<string, BatchRecord | undefined>;
   /** The file holding each committed batch. */
-  readonly fileOf: ReadonlyMap<string, string>;
+  readonly fileOf: Map<string, string>;
   release(): Promise<void>;
 }
 

@@ -12,7 +12,7 @@ import { setImmediate } from 'node:timers/promises';
 import { CLASSES } from '../chunking/index.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { RunSettings } from '../config/settings.js';
-import type { Batch, ChunkFailure, EmbeddedBatch, TranscriptionFailure } from '../domain.js';
+import type { Batch, ChunkFailure, TranscriptionFailure } from '../domain.js';
 import { CostBudget } from '../embedding/cost-budget.js';
 import { BatchFailedError } from '../embedding/gateway-embedder.js';
 import { DatasetContractError, EmbedpipeError, OutputLockedError, RunStoppedError } from '../errors.js';
@@ -20,13 +20,14 @@ import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import { RunStats } from '../observability/stats.js';
 import { ExpectedRows } from '../output/contract.js';
+import { FreeSpaceGuard } from '../output/free-space.js';
 import { REJECTS_FILE, sideFile } from '../output/index.js';
 import { type FileRowKeys, rowKeysOf } from '../output/row-keys.js';
 import { VectorIndex } from '../output/vector-index.js';
 import { VersionedDataset } from '../output/versions.js';
 import { InProcessQueue } from '../queue/in-process-queue.js';
 import { estimatedTranscription, runTranscription, transcriptDirs } from './audio.js';
-import { batchRecordMetadata, batchRecordOf, failuresOfBatch } from './batch-record.js';
+import { batchRecordMetadata, batchRecordOf, failuresOfBatch, withoutStaleRows } from './batch-record.js';
 import { type CalibrationCost, calibrate, readCalibration, writeCalibration } from './calibrate.js';
 import { embedderFor } from './embedder.js';
 import { type FinalizedVersion, finalizeVersion } from './finalize.js';
@@ -37,6 +38,7 @@ import { findModel, makePlan, type RunPlan } from './plan.js';
 import { produce } from './produce.js';
 import { ReusingEmbedder } from './reuse.js';
 import type { RunSizing } from './sizing.js';
+import { replaySpill } from './spill-replay.js';
 import { type RunSummary, type SizingSummary, summarize, type WorkToSend } from './summary.js';
 import { countWorkToSend, sizingFor } from './to-send.js';
 
@@ -48,6 +50,8 @@ export interface RunDependencies {
   readonly stats: RunStats;
   /** Aborting stops the run: nothing new starts, batches already paid for are still written. */
   readonly signal?: AbortSignal;
+  /** Free space kept on the output folder's disk (default DEFAULTS.commit.minFreeBytes). */
+  readonly minFreeBytes?: number;
 }
 
 export async function runPipeline(settings: RunSettings, deps: RunDependencies): Promise<RunSummary> {
@@ -137,6 +141,10 @@ async function embedInto(
   for (const [batchId, record] of session.committed) {
     for (const documentId of record?.replanned ?? []) sizing.restoreOwner(documentId, batchId);
   }
+  // What a killed run paid for and spilled is committed first; this run spills as it goes.
+  const spill = await replaySpill(session, sizing, logger);
+  const space = new FreeSpaceGuard(dir, deps.minFreeBytes ?? DEFAULTS.commit.minFreeBytes);
+  await space.check();
   const rejects = sideFile(dir, REJECTS_FILE);
   const pricePerToken = plan.model.pricing?.promptPerToken;
   const budget = settings.maxCostUsd !== undefined ? new CostBudget(settings.maxCostUsd) : undefined;
@@ -179,7 +187,7 @@ async function embedInto(
         batch,
         embedded: withoutStaleRows(embedded, (chunk) => sizing.isStale(chunk, batch.batchId)),
       }));
-      const records = rows.map(({ batch, embedded }) => batchRecordOf(batch, embedded));
+      const records = rows.map(({ batch, embedded }) => batchRecordOf(batch.chunks.length, embedded));
       await persistCalibration();
       const written = await writer.writeGroup(
         rows.map(({ batch, embedded }, i) => ({
@@ -199,6 +207,7 @@ async function embedInto(
         rows.flatMap(({ embedded }) => embedded.vectors),
         keys.keys,
       );
+      await spill.committed(rows.map(({ batch }) => batch.batchId));
       rows.forEach(({ batch }, i) => {
         ledger.commit(records[i]!);
         sizing.release(batch.chunks);
@@ -214,7 +223,12 @@ async function embedInto(
   const queue = new InProcessQueue(
     async (batch, signal) => {
       try {
-        await committer.add(batch, await reuse.embed(batch, signal));
+        await space.check();
+        const embedded = await reuse.embed(batch, signal);
+        // Paid for: durable before it waits for the group commit (a killed run commits it on resume).
+        await persistCalibration();
+        await spill.append({ plannedChunks: batch.chunks.length, embedded });
+        await committer.add(batch, embedded);
       } catch (error) {
         if (!(error instanceof BatchFailedError)) throw error;
         sizing.release(batch.chunks);
@@ -271,6 +285,7 @@ async function embedInto(
     }
     await queue.drain();
     await committer.drain();
+    await spill.remove();
     await persistCalibration();
     stats.embeddingEndedAt = Date.now();
   } catch (error) {
@@ -419,20 +434,6 @@ async function remainingWork(
     ...(audio ? { transcribe: audio.stage } : {}),
   }).finally(() => audio?.close());
   return audio ? { ...toSend, transcription: audio.estimate() } : toSend;
-}
-
-/** The batch without the rows of chunks `isStale` names (its accounting stays: it was paid). */
-function withoutStaleRows(
-  embedded: EmbeddedBatch,
-  isStale: (chunk: EmbeddedBatch['chunks'][number]) => boolean,
-): EmbeddedBatch {
-  if (!embedded.chunks.some(isStale)) return embedded;
-  const keep = embedded.chunks.map((chunk) => !isStale(chunk));
-  return {
-    ...embedded,
-    chunks: embedded.chunks.filter((_, i) => keep[i]),
-    vectors: embedded.vectors.filter((_, i) => keep[i]),
-  };
 }
 
 /** The chunk budget used and why: for the summary and the manifest. */

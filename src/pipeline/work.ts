@@ -135,7 +135,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         logger.warn({ runId, jobId: job.id }, message);
         throw new Error(message);
       }
-      const record = batchRecordOf(batch, embedded);
+      const record = batchRecordOf(batch.chunks.length, embedded);
       const written = await run.writer.writePart(batch.batchId, embedded, batchRecordMetadata(record));
       await run.reuse.committed(
         written.file,

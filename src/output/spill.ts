@@ -1,0 +1,172 @@
+/**
+ * The spill: every embedded batch, appended to `_spill/` of the version the moment its answer is
+ * in, before it waits in memory for the group commit. A run killed meanwhile (SIGKILL, OOM, a
+ * reboot of the container) lost the vectors it paid for; with the spill, the next run commits
+ * them from here instead of paying again. Appends are not fsynced: the kernel keeps what a killed
+ * process wrote (power loss is what the group commit's fsync covers).
+ *
+ * A segment file holds entries `u32 json bytes · u32 vector bytes · json · float32 vectors · u32
+ * crc32`; a torn last entry (killed mid-write) is ignored. A new segment starts after each commit,
+ * and a segment is deleted once every batch in it is committed.
+ */
+import { mkdir, open, readdir, readFile, rm, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import type { EmbeddedBatch } from '../domain.js';
+import { OutputError } from '../errors.js';
+import { messageOf } from './fs-errors.js';
+
+export const SPILL_DIR = '_spill';
+
+/** An embedded batch as spilled: what its commit needs. */
+export interface SpilledBatch {
+  /** Chunks the batch was planned with (its record counts them). */
+  readonly plannedChunks: number;
+  readonly embedded: EmbeddedBatch;
+}
+
+interface Segment {
+  readonly path: string;
+  /** Batches in it not committed yet. */
+  readonly pending: Set<string>;
+  sealed: boolean;
+}
+
+export class SpillLog {
+  readonly #dir: string;
+  #segments: Segment[] = [];
+  #open: { segment: Segment; handle: Promise<import('node:fs/promises').FileHandle> } | undefined;
+  #next: number;
+  /** Appends run one at a time, in order (a segment is one sequence of entries). */
+  #tail: Promise<void> = Promise.resolve();
+
+  private constructor(dir: string, next: number) {
+    this.#dir = dir;
+    this.#next = next;
+  }
+
+  /** The spill of a version folder; new segments are numbered after what is there. */
+  static async open(versionDir: string): Promise<SpillLog> {
+    const dir = join(versionDir, SPILL_DIR);
+    await mkdir(dir, { recursive: true });
+    const numbers = (await segmentFiles(dir)).map((name) => Number.parseInt(name, 10));
+    return new SpillLog(dir, numbers.length > 0 ? Math.max(...numbers) + 1 : 0);
+  }
+
+  /** Appends a batch; resolves once the kernel holds it. */
+  append(spilled: SpilledBatch): Promise<void> {
+    const appended = this.#tail.then(async () => {
+      this.#open ??= this.#startSegment();
+      const { segment, handle } = this.#open;
+      await (await handle).write(encode(spilled));
+      segment.pending.add(spilled.embedded.batchId);
+    });
+    this.#tail = appended.catch(() => {});
+    return appended.catch((error: unknown) => {
+      throw new OutputError(`cannot spill a batch to ${this.#dir}: ${messageOf(error)}`, { cause: error });
+    });
+  }
+
+  /** These batches are committed: segments holding nothing else go; later appends start a new one. */
+  committed(batchIds: Iterable<string>): Promise<void> {
+    const done = new Set(batchIds);
+    const pruned = this.#tail.then(async () => {
+      if (this.#open) {
+        this.#open.segment.sealed = true;
+        await (await this.#open.handle).close();
+        this.#open = undefined;
+      }
+      const keep: Segment[] = [];
+      for (const segment of this.#segments) {
+        for (const id of done) segment.pending.delete(id);
+        if (segment.sealed && segment.pending.size === 0) await unlink(segment.path).catch(() => {});
+        else keep.push(segment);
+      }
+      this.#segments = keep;
+    });
+    this.#tail = pruned.catch(() => {});
+    return pruned;
+  }
+
+  /** Removes every segment there is (what they hold is committed). */
+  async clear(): Promise<void> {
+    await this.#tail;
+    for (const name of await segmentFiles(this.#dir)) await unlink(join(this.#dir, name)).catch(() => {});
+    this.#segments = [];
+  }
+
+  /** Removes the spill folder (every batch in it is committed, or its version is gone). */
+  async remove(): Promise<void> {
+    await this.#tail;
+    if (this.#open) await (await this.#open.handle).close();
+    this.#open = undefined;
+    await rm(this.#dir, { recursive: true, force: true });
+  }
+
+  #startSegment(): { segment: Segment; handle: Promise<import('node:fs/promises').FileHandle> } {
+    const segment: Segment = {
+      path: join(this.#dir, `${String(this.#next++).padStart(6, '0')}.spill`),
+      pending: new Set(),
+      sealed: false,
+    };
+    this.#segments.push(segment);
+    return { segment, handle: open(segment.path, 'a') };
+  }
+}
+
+/** Every whole entry spilled to a version folder, oldest first; a torn or damaged tail is skipped. */
+export async function readSpill(versionDir: string): Promise<SpilledBatch[]> {
+  const dir = join(versionDir, SPILL_DIR);
+  const entries: SpilledBatch[] = [];
+  for (const name of await segmentFiles(dir)) {
+    const bytes = await readFile(join(dir, name));
+    for (let at = 0; at + 8 <= bytes.length; ) {
+      const jsonBytes = bytes.readUInt32LE(at);
+      const vectorBytes = bytes.readUInt32LE(at + 4);
+      const end = at + 8 + jsonBytes + vectorBytes + 4;
+      if (end > bytes.length) break; // killed mid-append
+      const body = bytes.subarray(at + 8, end - 4);
+      if (crc32(body) !== bytes.readUInt32LE(end - 4)) break;
+      entries.push(decode(body, jsonBytes));
+      at = end;
+    }
+  }
+  return entries;
+}
+
+async function segmentFiles(dir: string): Promise<string[]> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  return names.filter((name) => /^\d{6,}\.spill$/.test(name)).sort();
+}
+
+function encode({ plannedChunks, embedded }: SpilledBatch): Buffer {
+  const { vectors, ...rest } = embedded;
+  const json = Buffer.from(JSON.stringify({ plannedChunks, embedded: rest }), 'utf8');
+  const vectorBytes = vectors.reduce((sum, v) => sum + v.byteLength, 0);
+  const out = Buffer.allocUnsafe(8 + json.length + vectorBytes + 4);
+  out.writeUInt32LE(json.length, 0);
+  out.writeUInt32LE(vectorBytes, 4);
+  json.copy(out, 8);
+  let at = 8 + json.length;
+  for (const v of vectors) {
+    Buffer.from(v.buffer, v.byteOffset, v.byteLength).copy(out, at);
+    at += v.byteLength;
+  }
+  out.writeUInt32LE(crc32(out.subarray(8, at)), at);
+  return out;
+}
+
+function decode(body: Buffer, jsonBytes: number): SpilledBatch {
+  const { plannedChunks, embedded } = JSON.parse(body.subarray(0, jsonBytes).toString('utf8')) as {
+    plannedChunks: number;
+    embedded: Omit<EmbeddedBatch, 'vectors'>;
+  };
+  const count = embedded.chunks.length;
+  const floats = (body.length - jsonBytes) / 4;
+  const dims = count > 0 ? floats / count : 0;
+  // A copy, aligned: the file's bytes need not sit at a multiple of 4.
+  const all = new Float32Array(floats);
+  Buffer.from(all.buffer).set(body.subarray(jsonBytes));
+  const vectors = Array.from({ length: count }, (_, i) => all.subarray(i * dims, (i + 1) * dims));
+  return { plannedChunks, embedded: { ...embedded, vectors } };
+}
