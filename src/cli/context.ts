@@ -3,6 +3,7 @@
  * and a logger. Keys come from the environment only, never from flags (they would land in shell
  * history and process listings).
  */
+import { gatewayBaseUrl } from '../config/base-url.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { ENV_NAMES, type Environment, readEnvironment } from '../config/env.js';
 import { MissingKeyError } from '../errors.js';
@@ -32,7 +33,7 @@ export function commandContext(flags: GatewayFlags): CommandContext {
     logger,
     client: (baseUrlOverride) =>
       new GatewayClient({
-        baseUrl: baseUrlOverride ?? flags.baseUrl ?? env.baseUrl ?? DEFAULTS.baseUrl,
+        baseUrl: gatewayBaseUrl(baseUrlOverride, flags.baseUrl, env.baseUrl),
         ...(env.apiKey ? { apiKey: env.apiKey } : {}),
         ...(env.managementKey ? { managementKey: env.managementKey } : {}),
         allowInsecureHttp: flags.allowInsecureHttp ?? false,

@@ -1,4 +1,5 @@
 /** What `embedpipe enqueue` does; loaded only when the command runs (see enqueue.ts). */
+import { gatewayBaseUrl } from '../config/base-url.js';
 import { readEnvironment } from '../config/env.js';
 import { type RunFlags, readJobFile, resolveRunSettings } from '../config/settings.js';
 import { resolveCorpusFormat } from '../corpus/index.js';
@@ -7,6 +8,7 @@ import { GatewayClient, retryAfterTooLong } from '../gateway/index.js';
 import { createLogger } from '../observability/logger.js';
 import { RunStats } from '../observability/stats.js';
 import { enqueueCorpus } from '../pipeline/enqueue.js';
+import { RedisOutage } from '../queue/outage.js';
 import { RetryAfterSharing } from '../queue/shared-retry-after.js';
 import { attribution } from './context.js';
 import { printJson } from './format.js';
@@ -14,19 +16,55 @@ import { type QueueFlags, queueAddress } from './queue-options.js';
 
 export interface EnqueueFlags extends RunFlags, QueueFlags {
   highWater?: number;
+  /** Seconds of Redis outage the producer rides out before it stops (exit 10). */
+  redisWait?: number;
   json?: boolean;
 }
 
+/**
+ * `run` options enqueue shares (addRunOptions) but a distributed run cannot honour: refused, never
+ * ignored. Workers are separate processes, each with its own key and gateway (EMBEDPIPE_API_KEY,
+ * EMBEDPIPE_BASE_URL or worker --base-url), spending on their own.
+ */
+function refuseRunOnlyFlags(flags: Pick<EnqueueFlags, 'maxCost' | 'emulator'>): void {
+  if (flags.maxCost !== undefined) {
+    throw new UsageError(
+      '--max-cost: enqueue does not take it: workers spend on their own, each with its own key and gateway, ' +
+        'and none stops at a total, so a cap would not be enforced across workers (`embedpipe status` shows ' +
+        'what a run spent). For a run capped at a cost, use `embedpipe run --max-cost USD` (one process)',
+    );
+  }
+  if (flags.emulator) {
+    throw new UsageError(
+      '--emulator: enqueue does not take it: each worker calls its own gateway with its own key ' +
+        '(EMBEDPIPE_BASE_URL or worker --base-url, EMBEDPIPE_API_KEY), and none could reach an emulator inside ' +
+        'this process. Start one with `embedpipe gateway` and pass the URL it prints as --base-url here and to ' +
+        'every worker, or use `embedpipe run --emulator` (one process)',
+    );
+  }
+}
+
 export async function enqueueAction(jobPath: string | undefined, flags: EnqueueFlags): Promise<void> {
+  refuseRunOnlyFlags(flags);
   const env = readEnvironment();
   const job = await readJobFile(jobPath);
   const address = queueAddress(flags, env);
-  const resolved = resolveRunSettings(flags, job, env);
   const logger = createLogger({ ...(env.logLevel ? { level: env.logLevel } : {}) });
   // Workers must reach the gateway: an in-process emulator would live only as long as this producer.
-  if (resolved.emulator && !flags.baseUrl && !env.baseUrl) {
+  if (job?.gateway?.emulator && !flags.baseUrl && !env.baseUrl) {
     throw new UsageError(
       'enqueue cannot use an in-process emulator (workers could not reach it): start `embedpipe gateway` and pass its --base-url',
+    );
+  }
+  // Resolved here, not taken from the run's settings: enqueue's message must not offer --emulator.
+  const baseUrl = gatewayBaseUrl(flags.baseUrl, job?.gateway?.baseUrl, env.baseUrl);
+  const resolved = resolveRunSettings(flags, job, env);
+  if (resolved.maxCostUsd !== undefined) {
+    // A job file shared with `run` (jobs/nightly.example.json) keeps working, but never silently.
+    logger.warn(
+      { maxCostUsd: resolved.maxCostUsd },
+      "the job file's maxCostUsd is not enforced by a distributed run (each worker spends on its own): " +
+        'watch the cost with `embedpipe status`, or use `embedpipe run` for a capped run',
     );
   }
   if (resolved.dryRun) throw new UsageError('--dry-run: use embedpipe run --dry-run to price a corpus');
@@ -42,9 +80,10 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
         '(its transcripts are kept in the dataset, so a later run never pays for them again)',
     );
   }
-  const settings = { ...resolved, emulator: false };
+  const settings = { ...resolved, baseUrl, emulator: false };
   if (!env.apiKey) throw new MissingKeyError('EMBEDPIPE_API_KEY');
-  const sharing = new RetryAfterSharing((message, error) => logger.warn({ err: String(error) }, message));
+  const outage = new RedisOutage(address.redisUrl, logger);
+  const sharing = new RetryAfterSharing(outage.error, outage.ready);
   const client = new GatewayClient({
     baseUrl: settings.baseUrl,
     apiKey: env.apiKey,
@@ -68,6 +107,8 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
       stats: new RunStats(),
       address,
       ...(flags.highWater !== undefined ? { highWater: flags.highWater } : {}),
+      outage,
+      ...(flags.redisWait !== undefined ? { redisOutageMs: flags.redisWait * 1000 } : {}),
       signal: controller.signal,
       shareRetryAfter: (redis) => sharing.connect(redis, address, client.retryAfterGate, retryAfterTooLong),
     });

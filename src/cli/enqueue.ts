@@ -19,6 +19,11 @@ export function registerEnqueue(program: Command): void {
       'wait while more jobs than this wait in the queue (default: 64)',
       integerOption(1),
     )
+    .option(
+      '--redis-wait <seconds>',
+      'ride out a Redis outage this long before stopping with exit 10 (default: 60)',
+      integerOption(1),
+    )
     .option('--json', 'print the summary as JSON on stdout')
     .action(async (jobPath: string | undefined, flags: EnqueueFlags) => {
       const { enqueueAction } = await import('./enqueue-action.js');

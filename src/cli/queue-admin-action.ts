@@ -1,6 +1,7 @@
 /** What `status`, `finalize`, `resume` and `retry-failed` do; loaded only when one runs. */
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { UNKNOWN_BASE_URL } from '../config/base-url.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { readEnvironment } from '../config/env.js';
 import { UsageError } from '../errors.js';
@@ -59,7 +60,13 @@ export async function statusAction(runId: string | undefined, flags: AdminFlags)
       rows.map((r) => [
         r.runId,
         r.state,
-        r.planned === undefined ? '…' : String(r.planned),
+        r.planned !== undefined
+          ? String(r.planned)
+          : r.plannedEstimate !== undefined
+            ? `~${r.plannedEstimate}`
+            : r.plannedSoFar !== undefined
+              ? `${r.plannedSoFar}+`
+              : '…',
         String(r.done),
         String(r.failed),
         r.inputsPerSecond === undefined ? '-' : r.inputsPerSecond.toFixed(0),
@@ -72,6 +79,12 @@ export async function statusAction(runId: string | undefined, flags: AdminFlags)
       `queue: ${counts['waiting'] ?? 0} waiting, ${counts['active'] ?? 0} in flight, ${counts['delayed'] ?? 0} delayed, ` +
         `${counts['failed'] ?? 0} failed${queuePaused ? ', PAUSED' : ''}\n`,
     );
+    for (const r of rows)
+      if (r.state === 'producer gone')
+        process.stdout.write(
+          `${r.runId}: its producer stopped before it finished planning (${r.enqueued ?? 0} batches enqueued): ` +
+            're-run the same `embedpipe enqueue` command to enqueue the rest\n',
+        );
     for (const r of rows)
       if (r.paused)
         process.stdout.write(
@@ -90,22 +103,37 @@ async function finishedVersion(p: RunProgress): Promise<{ dataset?: ManifestCoun
   return manifest?.version === 2 ? { dataset: manifest.counts } : {};
 }
 
+/** Heartbeats a producer may miss before `status` calls it gone. */
+const PRODUCER_GONE_BEATS = 10;
+
 /** One run's state in words and numbers. */
-function describe(p: RunProgress, queuePaused: boolean) {
+function describe(p: RunProgress, queuePaused: boolean, now = Date.now()) {
   const elapsed = p.startedAt && p.lastDoneAt ? (p.lastDoneAt - p.startedAt) / 1000 : undefined;
   const perBatch = elapsed && p.done > 0 ? elapsed / p.done : undefined;
-  const left = p.planned !== undefined ? Math.max(0, p.planned - p.done - p.failed) : undefined;
+  // While the producer plans (it waits on backpressure), the total is estimated from the share of
+  // the corpus it has read; the ETA runs from that.
+  const producer = p.planned === undefined ? p.producer : undefined;
+  const producerGone =
+    producer !== undefined && now - producer.at > PRODUCER_GONE_BEATS * DEFAULTS.distributed.producerBeatMs;
+  const estimate =
+    producer && producer.read >= 0.01
+      ? Math.max(producer.planned, Math.round(producer.planned / producer.read))
+      : undefined;
+  const total = p.planned ?? estimate;
+  const left = total !== undefined ? Math.max(0, total - p.done - p.failed) : undefined;
   const state = p.finalized
     ? p.finalized === 'switched'
       ? 'done'
       : p.finalized
     : p.paused || queuePaused
       ? 'paused'
-      : p.planned === undefined
-        ? 'enqueueing'
-        : left === 0
-          ? 'finalizing'
-          : 'running';
+      : producerGone
+        ? 'producer gone'
+        : p.planned === undefined
+          ? 'enqueueing'
+          : left === 0
+            ? 'finalizing'
+            : 'running';
   return {
     runId: p.spec.runId,
     state,
@@ -114,6 +142,8 @@ function describe(p: RunProgress, queuePaused: boolean) {
     version: p.spec.versionName,
     model: p.spec.model,
     ...(p.planned !== undefined ? { planned: p.planned } : {}),
+    ...(producer ? { plannedSoFar: producer.planned, enqueued: producer.enqueued } : {}),
+    ...(estimate !== undefined && p.planned === undefined ? { plannedEstimate: estimate } : {}),
     done: p.done,
     failed: p.failed,
     inputs: p.inputs,
@@ -129,7 +159,8 @@ export async function finalizeAction(runId: string, flags: AdminFlags): Promise<
   const logger = createLogger({ ...(env.logLevel ? { level: env.logLevel } : {}) });
   await withQueue(flags, async ({ queue, runs }) => {
     await known(runs, runId);
-    const baseUrl = flags.baseUrl ?? env.baseUrl ?? DEFAULTS.baseUrl;
+    // Only recorded in the manifest (finalize calls no gateway): unknown rather than refused or guessed.
+    const baseUrl = flags.baseUrl ?? env.baseUrl ?? UNKNOWN_BASE_URL;
     const result = await finalizeRun({ runs, runId, logger, client: { baseUrl }, queue });
     if (flags.json) printJson(result);
     else {

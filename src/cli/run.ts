@@ -31,6 +31,10 @@ export function addRunOptions(command: Command): Command {
     .option('--id-field <name>', 'id column or key (default: id)')
     .option('--text-field <name>', 'text column or key (default: text); with an image, its caption')
     .option(
+      '--encoding <name>',
+      'encoding of text that is not UTF-8: windows-1252 (latin1), iso-8859-15, utf-16le (text files only)… (default: utf-8)',
+    )
+    .option(
       '--image-field <name>',
       'CSV/JSONL column or key holding an image: http(s) URL, data URL, or a path relative to the file',
     )

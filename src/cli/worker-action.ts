@@ -1,4 +1,5 @@
 /** What `embedpipe worker` does; loaded only when the command runs (see worker.ts). */
+import { gatewayBaseUrl } from '../config/base-url.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { readEnvironment } from '../config/env.js';
 import { MissingKeyError } from '../errors.js';
@@ -7,6 +8,8 @@ import { createLogger } from '../observability/logger.js';
 import { startMetricsServer, WorkerMetrics } from '../observability/metrics.js';
 import { RunStats } from '../observability/stats.js';
 import { startWorker } from '../pipeline/work.js';
+import { connectRedis } from '../queue/distributed.js';
+import { RedisOutage } from '../queue/outage.js';
 import { RetryAfterSharing } from '../queue/shared-retry-after.js';
 import { attribution } from './context.js';
 import { type QueueFlags, queueAddress } from './queue-options.js';
@@ -24,11 +27,14 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
   const env = readEnvironment();
   const address = queueAddress(flags, env);
   const logger = createLogger({ ...(env.logLevel ? { level: env.logLevel } : {}) });
-  const baseUrl = flags.baseUrl ?? env.baseUrl ?? DEFAULTS.baseUrl;
+  const baseUrl = gatewayBaseUrl(flags.baseUrl, env.baseUrl);
   if (!env.apiKey) throw new MissingKeyError('EMBEDPIPE_API_KEY');
   const concurrency = flags.concurrency ?? DEFAULTS.distributed.concurrency;
   const metrics = new WorkerMetrics();
-  const sharing = new RetryAfterSharing((message, error) => logger.warn({ err: String(error) }, message));
+  // A wrong or stopped Redis is one line and exit 10 at once, not a minute of reconnect warnings.
+  await (await connectRedis(address.redisUrl, 'client')).quit();
+  const outage = new RedisOutage(address.redisUrl, logger);
+  const sharing = new RetryAfterSharing(outage.error, outage.ready);
   const client = new GatewayClient({
     baseUrl,
     apiKey: env.apiKey,
@@ -55,6 +61,7 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
     concurrency,
     metrics,
     stats: new RunStats(),
+    outage,
     ...(flags.lockDuration !== undefined ? { lockDurationMs: flags.lockDuration * 1000 } : {}),
   });
   const server =

@@ -3,8 +3,6 @@
  * defaults from here only.
  */
 export const DEFAULTS = {
-  /** Gateway base URL when neither a flag, a job file nor EMBEDPIPE_BASE_URL gives one. */
-  baseUrl: 'http://127.0.0.1:8787/v1',
   /** Per-request timeout for gateway calls. */
   requestTimeoutMs: 120_000,
   /** Keep-alive connections per gateway origin. */
@@ -13,6 +11,8 @@ export const DEFAULTS = {
   /** Corpus fields. */
   idField: 'id',
   textField: 'text',
+  /** Encoding of corpus text that is not valid UTF-8 (`--encoding`); with utf-8, such text is a reject. */
+  encoding: 'utf-8',
   /** A single CSV record, JSONL line or text file larger than this is a reject (memory stays bounded). */
   maxEntryBytes: 64 * 1024 * 1024,
 
@@ -105,6 +105,10 @@ export const DEFAULTS = {
   /** Distributed mode (BullMQ on Redis): `enqueue`, `worker` and the queue commands. */
   distributed: {
     queue: 'embedpipe',
+    /** Longest Redis outage the producer rides out (`enqueue --redis-wait`); then exit 10. */
+    redisOutageMs: 60_000,
+    /** The producer says it is alive this often; `status` calls it gone after a few missed beats. */
+    producerBeatMs: 1_000,
     /** Redis key prefix of the queue and of embedpipe's own keys (BullMQ's `prefix`). */
     prefix: 'embedpipe',
     /** The producer waits while more jobs than this wait in the queue: Redis memory stays bounded. */

@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { ENCODING_EXAMPLES, encodingName } from '../corpus/utf8.js';
 import { ConfigError, UsageError } from '../errors.js';
 
 const positiveInt = z.number().int().positive();
@@ -17,6 +18,11 @@ export const jobFileSchema = z.strictObject({
     format: z.enum(['csv', 'jsonl', 'text', 'images', 'audio']).optional(),
     idField: z.string().min(1).optional(),
     textField: z.string().min(1).optional(),
+    /** Encoding of the text (`--encoding`): what is not valid UTF-8 is read in it (default utf-8). */
+    encoding: z
+      .string()
+      .refine((label) => encodingName(label) !== undefined, `an unknown encoding: use ${ENCODING_EXAMPLES}`)
+      .optional(),
     /** CSV column or JSONL property holding an image: http(s) URL, data URL, or a path relative to the file. */
     imageField: z.string().min(1).optional(),
     /** Largest image in bytes (`--max-image-bytes`): a larger one is a reject. */

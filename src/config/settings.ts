@@ -3,7 +3,9 @@
  * which overrides DEFAULTS. The result is complete and validated; stages never look elsewhere.
  */
 import { extname, resolve } from 'node:path';
+import { ENCODING_EXAMPLES, encodingName } from '../corpus/utf8.js';
 import { ConfigError, UsageError } from '../errors.js';
+import { runGatewayBaseUrl } from './base-url.js';
 import { DEFAULTS } from './defaults.js';
 import type { Environment } from './env.js';
 import type { JobFile } from './job.js';
@@ -36,6 +38,11 @@ export interface RunSettings {
   readonly format?: CorpusFormatSetting;
   readonly idField: string;
   readonly textField: string;
+  /**
+   * WHATWG name of the corpus's text encoding (`--encoding`; 'windows-1252' for latin1): text that
+   * is not valid UTF-8 is read in it. Default 'utf-8'.
+   */
+  readonly encoding: string;
   /** CSV column or JSONL property holding an image (http(s) URL, data URL, or a path relative to the file). */
   readonly imageField?: string;
   /** Largest image in bytes: a larger one is a reject. */
@@ -90,6 +97,7 @@ export interface RunFlags {
   format?: string;
   idField?: string;
   textField?: string;
+  encoding?: string;
   imageField?: string;
   maxImageBytes?: number;
   maxImageBytesPerRequest?: number;
@@ -156,6 +164,15 @@ function nonNegative(flag: string, value: number | undefined): number | undefine
   return value;
 }
 
+/** The WHATWG name of an encoding label, checked before anything is read; `field` names it in the error. */
+function encodingSetting(field: string, label: string | undefined): string | undefined {
+  if (label === undefined) return undefined;
+  const name = encodingName(label);
+  if (name === undefined)
+    throw new ConfigError(field, `unknown encoding "${label}": use ${ENCODING_EXAMPLES}`);
+  return name;
+}
+
 /** The job file at `path`, if one is given; zod and the job schema load only then. */
 export async function readJobFile(path: string | undefined): Promise<JobFile | undefined> {
   return path ? (await import('./job.js')).loadJobFile(path) : undefined;
@@ -207,6 +224,10 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
     ...(format ? { format } : {}),
     idField: flags.idField ?? job?.input.idField ?? DEFAULTS.idField,
     textField: flags.textField ?? job?.input.textField ?? DEFAULTS.textField,
+    encoding:
+      encodingSetting('--encoding', flags.encoding) ??
+      encodingSetting('input.encoding', job?.input.encoding) ??
+      DEFAULTS.encoding,
     ...(imageField !== undefined ? { imageField } : {}),
     maxImageBytes:
       positive('--max-image-bytes', flags.maxImageBytes) ??
@@ -228,7 +249,12 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
       oneOf('--output-format', flags.outputFormat, ['parquet', 'arrow'] as const) ??
       job?.output?.format ??
       DEFAULTS.outputFormat,
-    baseUrl: flags.baseUrl ?? job?.gateway?.baseUrl ?? env.baseUrl ?? DEFAULTS.baseUrl,
+    baseUrl: runGatewayBaseUrl(
+      flags.emulator ?? job?.gateway?.emulator ?? false,
+      flags.baseUrl,
+      job?.gateway?.baseUrl,
+      env.baseUrl,
+    ),
     emulator: flags.emulator ?? job?.gateway?.emulator ?? false,
     timeoutMs: job?.gateway?.timeoutMs ?? DEFAULTS.requestTimeoutMs,
     concurrency:

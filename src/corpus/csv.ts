@@ -4,7 +4,9 @@
  *
  * How the parser is driven, and why:
  * - `encoding: null`: fields arrive as bytes and are decoded here with a fatal decoder, so invalid
- *   UTF-8 rejects its row only (a lenient decoder would turn it into U+FFFD silently).
+ *   UTF-8 rejects its row only (a lenient decoder would turn it into U+FFFD silently). The reject
+ *   names the field, and --encoding reads what is not UTF-8 (an ASCII-compatible encoding only:
+ *   the parser splits the bytes on ASCII commas, quotes and line breaks).
  * - `bom: false`: the BOM is stripped before the parser (csv-parse's own BOM handling switches the
  *   output back to strings).
  * - `skip_records_with_error`: a malformed record is reported through `on_skip` and parsing goes on.
@@ -17,7 +19,10 @@
  * an unquoted field cost only their record. After text following a closing quote ("a"b) the parser
  * stays inside the quoted field until a quote that is followed by a delimiter or line break, so
  * the reject may swallow the lines up to there (the reason says which lines). A quote that is
- * never closed swallows the rest of the file into one reject.
+ * never closed swallows the rest of the file into one reject, whose reason names the line the
+ * quote opened on and the lines swallowed. They are not parsed again as rows: a field whose closing
+ * quote is missing may be a multi-line text, whose lines would make bogus documents; the user
+ * closes the quote and runs again.
  */
 import { pipeline, Readable } from 'node:stream';
 import { type CsvError, type Options, type Parser, parse } from 'csv-parse';
@@ -29,7 +34,7 @@ import { Reason, reject, toEntry } from './entries.js';
 import { imageRowEntry } from './images.js';
 import { inputBytes } from './input-stream.js';
 import { LineIndex } from './line-index.js';
-import { decodeUtf8, withoutBom } from './utf8.js';
+import { UTF8, withoutBom } from './utf8.js';
 
 export interface CsvReadOptions extends FileReadOptions {
   /** A record larger than this stops the read with a UsageError (an unclosed quote, usually). */
@@ -55,6 +60,8 @@ interface Header {
 }
 
 const COMMA = 0x2c;
+const LF = 0x0a;
+const CR = 0x0d;
 
 export async function* readCsv(options: CsvReadOptions): AsyncGenerator<CorpusEntry> {
   const { file } = options;
@@ -129,8 +136,12 @@ class RecordTracker {
   #line = 1;
   #end = 0;
   #fields = 0;
+  /** Where the current field starts: where a quote that opens it is. */
+  #fieldStart = 0;
   #id: Uint8Array | undefined;
   #error: CsvError | undefined;
+  /** Where the field of the record's first error starts. */
+  #errorField = 0;
   #pending: CorpusEntry[] = [];
 
   constructor(index: LineIndex, options: CsvReadOptions, delimiters: () => readonly Uint8Array[]) {
@@ -149,6 +160,7 @@ class RecordTracker {
     // Remember the id while the record is still sound: it names the record if it fails later.
     if (this.#error === undefined && this.#fields === this.header?.idIndex) this.#id = value;
     this.#fields += 1;
+    this.#fieldStart = endOffset + 1;
     if (this.#index.byteAt(endOffset) !== COMMA) this.#close(endOffset);
   }
 
@@ -158,7 +170,9 @@ class RecordTracker {
     if (this.header === undefined) {
       throw new UsageError(`${this.#options.file}: the CSV header row is malformed: ${parserMessage(error)}`);
     }
-    this.#error ??= error;
+    if (this.#error !== undefined) return;
+    this.#error = error;
+    this.#errorField = this.#fieldStart;
   }
 
   /** A record the parser accepted: the header, or a Row for the reader. */
@@ -174,21 +188,26 @@ class RecordTracker {
 
   /** A good record as a document or a reject (a promise when it names an image to read). */
   toEntry(row: Row): CorpusEntry | Promise<CorpusEntry> {
-    const { file, ids } = this.#options;
+    const { file, ids, idField, textField } = this.#options;
     const header = this.header!;
-    const id = decodeUtf8(row.fields[header.idIndex]!);
-    const text = header.textIndex < 0 ? '' : decodeUtf8(row.fields[header.textIndex]!);
-    if (id === undefined || text === undefined) return reject(file, row.line, Reason.invalidUtf8, id);
+    const decoding = this.#options.decoding ?? UTF8;
+    // A field that cannot be decoded rejects its row, naming the field (and the id, once known).
+    const undecodable = (index: number, name: string | undefined, id?: string) =>
+      reject(file, row.line, decoding.problem(row.fields[index]!, `field ${JSON.stringify(name)}`), id);
+    const id = decoding.decode(row.fields[header.idIndex]!);
+    if (id === undefined) return undecodable(header.idIndex, idField);
+    const text = header.textIndex < 0 ? '' : decoding.decode(row.fields[header.textIndex]!);
+    if (text === undefined) return undecodable(header.textIndex, textField, id);
     if (header.audioIndex !== undefined) {
-      const audio = decodeUtf8(row.fields[header.audioIndex]!);
-      if (audio === undefined) return reject(file, row.line, Reason.invalidUtf8, id);
+      const audio = decoding.decode(row.fields[header.audioIndex]!);
+      if (audio === undefined) return undecodable(header.audioIndex, this.#options.audioField, id);
       // With audio the text is its transcript: the text column is not used.
       if (audio !== '' && id !== '') return audioRowEntry(this.#options, row.line, id, audio);
       if (header.textIndex < 0 && id !== '') return reject(file, row.line, Reason.missingText, id);
     }
     if (header.imageIndex !== undefined) {
-      const image = decodeUtf8(row.fields[header.imageIndex]!);
-      if (image === undefined) return reject(file, row.line, Reason.invalidUtf8, id);
+      const image = decoding.decode(row.fields[header.imageIndex]!);
+      if (image === undefined) return undecodable(header.imageIndex, this.#options.imageField, id);
       // With an image the text is its caption, and may be empty.
       if (image !== '' && id !== '') return imageRowEntry(this.#options, row.line, id, text, image);
     }
@@ -212,6 +231,7 @@ class RecordTracker {
     this.#start = this.#index.skipDelimiters(this.#nextFrom, this.#delimiters());
     this.#line = this.#index.lineAt(this.#start);
     this.#fields = 0;
+    this.#fieldStart = this.#start;
     this.#id = undefined;
     this.#error = undefined;
   }
@@ -228,21 +248,51 @@ class RecordTracker {
     if (error === undefined) return;
     this.#error = undefined;
     const header = this.header!;
-    let reason =
-      error.code === 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH'
-        ? Reason.wrongColumnCount(header.width, this.#fields)
-        : Reason.unparseableRow(parserMessage(error));
-    const lastLine = this.#index.lineAt(Math.max(this.#start, this.#end - 1));
-    if (lastLine > this.#line) reason += ` (record spans lines ${this.#line}-${lastLine})`;
-    const id = this.#id === undefined ? undefined : decodeUtf8(this.#id);
+    const quoted = error.code === 'CSV_QUOTE_NOT_CLOSED' || error.code === 'CSV_INVALID_CLOSING_QUOTE';
+    // Lines are asked for in offset order (LineIndex releases what is behind): the quote, then the end.
+    const quoteLine = quoted ? this.#index.lineAt(this.#errorField) : this.#line;
+    const lastLine = this.#lastLine();
+    let reason: string;
+    if (error.code === 'CSV_QUOTE_NOT_CLOSED') {
+      // It swallowed the rest of the file: say where it opened, the one place to fix.
+      reason = Reason.unterminatedQuote(quoteLine, lastLine);
+    } else if (error.code === 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH') {
+      reason = Reason.wrongColumnCount(header.width, this.#fields);
+    } else {
+      reason = Reason.unparseableRow(parserMessage(error));
+    }
+    if (error.code === 'CSV_INVALID_CLOSING_QUOTE' && lastLine > quoteLine) {
+      reason += `; the quote opened on line ${quoteLine}: ${Reason.swallowedLines(quoteLine, lastLine)}`;
+    } else if (error.code !== 'CSV_QUOTE_NOT_CLOSED' && lastLine > this.#line) {
+      reason += ` (record spans lines ${this.#line}-${lastLine})`;
+    }
+    const id = this.#id === undefined ? undefined : (this.#options.decoding ?? UTF8).decode(this.#id);
     this.#pending.push(reject(this.#options.file, this.#line, reason, id || undefined));
+  }
+
+  /**
+   * The last line of the closed record that holds any of it: the line breaks that end a quote left
+   * open at the end of the file are not a line of it.
+   */
+  #lastLine(): number {
+    let last = Math.max(this.#start, this.#end - 1);
+    while (last > this.#start && isLineBreak(this.#index.byteAt(last))) last -= 1;
+    return this.#index.lineAt(last);
   }
 }
 
+function isLineBreak(byte: number | undefined): boolean {
+  return byte === LF || byte === CR;
+}
+
 function readHeader(fields: readonly Uint8Array[], options: CsvReadOptions): Header {
-  const names = fields.map((field) => decodeUtf8(field));
-  if (names.includes(undefined))
-    throw new UsageError(`${options.file}: the CSV header row is not valid UTF-8`);
+  const decoding = options.decoding ?? UTF8;
+  const names = fields.map((field) => decoding.decode(field));
+  const bad = names.indexOf(undefined);
+  if (bad >= 0) {
+    const problem = decoding.problem(fields[bad]!, `column ${bad + 1}`);
+    throw new UsageError(`${options.file}: the CSV header row cannot be read: ${problem}`);
+  }
   const idIndex = names.indexOf(options.idField);
   const textIndex = names.indexOf(options.textField);
   const { imageField, audioField } = options;

@@ -4,6 +4,7 @@
  */
 import type { AudioRef, CorpusEntry, ImageRef } from '../domain.js';
 import type { IdRegistry } from './ids.js';
+import type { TextDecoding } from './utf8.js';
 
 /** Reject reasons. Short and stable: users grep _rejects.jsonl for them. */
 /** What every file reader of a corpus is given. */
@@ -17,6 +18,8 @@ export interface FileReadOptions {
   readonly ids: IdRegistry;
   /** Called with the size of every piece of input read. */
   readonly onBytes: (bytes: number) => void;
+  /** How lines and fields are decoded (default UTF-8; an ASCII-compatible --encoding). */
+  readonly decoding?: TextDecoding | undefined;
   /**
    * CSV column or JSONL property holding an image (http(s) URL, data URL, or a path relative to the
    * file): a row with one is a text+image document whose text may be empty; a row whose field is
@@ -35,10 +38,35 @@ export interface FileReadOptions {
   readonly maxAudioBytes?: number | undefined;
 }
 
+/** The first byte a decoder refused, and where: `within` the line, a field, or (absent) the file. */
+export interface BadByte {
+  readonly byte: number;
+  readonly offset: number;
+  readonly within?: string | undefined;
+}
+
+const atByte = ({ byte, offset, within }: BadByte): string =>
+  `byte 0x${byte.toString(16).toUpperCase().padStart(2, '0')} at offset ${offset}${within ? ` of ${within}` : ''}`;
+
+/** Lines a CSV quote read as one field, and the rows on them that are lost into its reject. */
+function swallowedLines(from: number, to: number): string {
+  const rows = to === from + 1 ? `the row on line ${to} is` : `the rows on lines ${from + 1}-${to} are`;
+  return `lines ${from}-${to} read as one field (${rows} in this reject)`;
+}
+
 export const Reason = {
-  invalidUtf8: 'invalid UTF-8',
+  invalidUtf8: (at: BadByte, suggested: string) =>
+    `invalid UTF-8 (${atByte(at)}); it reads as ${suggested}: pass --encoding ${suggested}`,
+  /** With --encoding: neither UTF-8 (tried first) nor the encoding reads it. */
+  invalidUtf8Or: (at: BadByte, encoding: string) => `invalid UTF-8 (${atByte(at)}) and invalid ${encoding}`,
+  invalidEncoding: (encoding: string, within?: string) =>
+    `invalid ${encoding}${within ? ` in ${within}` : ''}`,
   missingId: 'missing id',
-  nonStringId: (type: string) => `non-string id (${type})`,
+  nullId: 'missing id (null)',
+  nonStringId: (what: string) => `non-string id (${what})`,
+  nonIntegerId: (value: number) => `non-integer id (number ${value}): an id is a string or an integer`,
+  unsafeIntegerId: (value: number) =>
+    `id beyond 2^53 (number ${value} as read: JSON numbers this large lose digits): write the id as a string`,
   missingText: 'missing text',
   nonStringText: (type: string) => `non-string text (${type})`,
   emptyText: 'empty text',
@@ -48,6 +76,12 @@ export const Reason = {
   notAnObject: (type: string) => `not a JSON object (${type})`,
   unparseableLine: (message: string) => `unparseable line: ${message}`,
   unparseableRow: (message: string) => `unparseable row: ${message}`,
+  /** A CSV quote never closed: it and every line after it were read as one field. */
+  unterminatedQuote: (opened: number, last: number) =>
+    last > opened
+      ? `unparseable row: unterminated quote opened on line ${opened}: ${swallowedLines(opened, last)}; close the quote`
+      : `unparseable row: unterminated quote opened on line ${opened}, the last line: close the quote`,
+  swallowedLines,
   wrongColumnCount: (expected: number, got: number) => `wrong column count: expected ${expected}, got ${got}`,
   tooLarge: (bytes: number, limit: number) => `too large: ${bytes} bytes (limit ${limit})`,
   unreadableFile: (code: string) => `unreadable file (${code})`,

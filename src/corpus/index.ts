@@ -23,6 +23,7 @@ import { isImageFileName } from './images.js';
 import { readJsonl } from './jsonl.js';
 import { CorpusStats } from './stats.js';
 import { readTextFile, readTextFolder } from './text-folder.js';
+import { ENCODING_EXAMPLES, TextDecoding } from './utf8.js';
 
 export { CorpusStats } from './stats.js';
 
@@ -37,6 +38,12 @@ export interface CorpusOptions {
   readonly idField: string;
   /** CSV column or JSONL property holding the text. */
   readonly textField: string;
+  /**
+   * Encoding label (`--encoding`; default utf-8) for text that is not valid UTF-8: text files (and
+   * captions), and with an ASCII-compatible encoding, CSV fields and JSONL lines. UsageError when
+   * unknown, or when it is UTF-16 and the input is CSV or JSONL.
+   */
+  readonly encoding?: string | undefined;
   /** CSV column or JSONL property holding an image (URL, data URL or path); CSV and JSONL only. */
   readonly imageField?: string | undefined;
   /** Largest image in bytes; default DEFAULTS.images.maxBytes. */
@@ -199,6 +206,7 @@ async function* read(options: CorpusOptions): AsyncGenerator<CorpusEntry> {
   const format = options.format ?? detectFormat(path, info);
   const folder = info.isDirectory();
   checkCombination(path, folder, format, options.imageField, options.audioField);
+  const decoding = decodingFor(options.encoding, format);
   if (!folder) {
     await access(path, constants.R_OK).catch((error: NodeJS.ErrnoException) => {
       throw new UsageError(`cannot read input ${path} (${error.code ?? error.message})`);
@@ -211,6 +219,7 @@ async function* read(options: CorpusOptions): AsyncGenerator<CorpusEntry> {
     file: path,
     idField: options.idField,
     textField: options.textField,
+    decoding,
     imageField: options.imageField,
     maxImageBytes: options.maxImageBytes ?? DEFAULTS.images.maxBytes,
     audioField: options.audioField,
@@ -251,6 +260,7 @@ interface ReaderOptions {
   readonly file: string;
   readonly idField: string;
   readonly textField: string;
+  readonly decoding: TextDecoding;
   readonly imageField: string | undefined;
   readonly maxImageBytes: number;
   readonly audioField: string | undefined;
@@ -286,6 +296,24 @@ function reader(
         ? readAudioFolder({ ...options, maxFileBytes: maxEntryBytes, onTotalBytes })
         : readSingleAudio({ ...options, maxFileBytes: maxEntryBytes });
   }
+}
+
+/** The decoding of an --encoding label for a corpus of `format`. */
+function decodingFor(label: string | undefined, format: CorpusFormat): TextDecoding {
+  let decoding: TextDecoding;
+  try {
+    decoding = new TextDecoding(label);
+  } catch {
+    throw new UsageError(`unknown encoding "${label}": use ${ENCODING_EXAMPLES}`);
+  }
+  if (!decoding.asciiCompatible && (format === 'csv' || format === 'jsonl')) {
+    // Rows are found by splitting the bytes on ASCII line breaks, commas and quotes.
+    throw new UsageError(
+      `--encoding ${decoding.encoding} reads text files only: a ${format.toUpperCase()} file must be UTF-8 or an ` +
+        `ASCII-compatible encoding such as windows-1252 (convert it: iconv -f ${decoding.encoding} -t utf-8)`,
+    );
+  }
+  return decoding;
 }
 
 async function statInput(path: string) {

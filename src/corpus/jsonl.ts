@@ -1,7 +1,8 @@
 /**
  * JSONL corpus reader: one JSON object per line. Lines are split as bytes and decoded one by one
  * with a fatal decoder, so a bad line (invalid UTF-8, broken JSON, wrong types) rejects only itself.
- * Blank lines are skipped silently but still counted, so line numbers match an editor's.
+ * Blank lines are skipped silently but still counted, so line numbers match an editor's. An id is a
+ * string or an integer (the usual export), read as its decimal digits: 123 and "123" are one id.
  */
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
@@ -11,7 +12,7 @@ import { Reason, reject, toEntry } from './entries.js';
 import { imageRowEntry } from './images.js';
 import { inputBytes, LARGE_READS } from './input-stream.js';
 import { LineSplitter, type RawLine } from './lines.js';
-import { decodeUtf8, stripBom } from './utf8.js';
+import { stripBom, UTF8 } from './utf8.js';
 
 export interface JsonlReadOptions extends FileReadOptions {
   /** A longer line is rejected without being held in memory. */
@@ -82,8 +83,10 @@ function lineToEntry(
   const bytes = number === 1 ? stripBom(line.bytes) : line.bytes;
   if (isBlank(bytes)) return undefined;
 
-  const json = decodeUtf8(bytes);
-  if (json === undefined) return reject(file, number, Reason.invalidUtf8);
+  const decoding = options.decoding ?? UTF8;
+  const json = decoding.decode(bytes);
+  // The line as in the file (BOM included), so the offset is the one an editor shows.
+  if (json === undefined) return reject(file, number, decoding.problem(line.bytes, 'the line'));
   let value: unknown;
   try {
     value = JSON.parse(json);
@@ -95,15 +98,16 @@ function lineToEntry(
   }
 
   const record = value as Record<string, unknown>;
-  const id = fieldOf(record, options.idField);
+  const idValue = fieldOf(record, options.idField);
   const text = fieldOf(record, options.textField);
   const image = fieldOf(record, options.imageField);
   const hasImage = isGiven(image);
   const audio = fieldOf(record, options.audioField);
   const hasAudio = isGiven(audio);
-  fields.note(record, isGiven(id) && ((text !== undefined && text !== null) || hasImage || hasAudio));
-  if (!isGiven(id)) return reject(file, number, Reason.missingId);
-  if (typeof id !== 'string') return reject(file, number, Reason.nonStringId(typeOf(id)));
+  fields.note(record, isGiven(idValue) && ((text !== undefined && text !== null) || hasImage || hasAudio));
+  if (!isGiven(idValue)) return reject(file, number, idValue === null ? Reason.nullId : Reason.missingId);
+  const id = idText(idValue);
+  if (id === undefined) return reject(file, number, idProblem(idValue));
   // JSON escapes can spell a lone surrogate ("\ud800"), which no UTF-8 output can store exactly.
   // isWellFormed: no lone surrogate; native, ~10× faster than a \p{Surrogate} scan.
   if (!id.isWellFormed()) return reject(file, number, Reason.unpairedSurrogate('id'));
@@ -125,6 +129,28 @@ function lineToEntry(
   if (typeof text !== 'string') return reject(file, number, Reason.nonStringText(typeOf(text)), id);
   if (!text.isWellFormed()) return reject(file, number, Reason.unpairedSurrogate('text'), id);
   return toEntry(options.ids, file, number, id, text);
+}
+
+/**
+ * A JSON id as a document id: a string as is, a safe integer as its decimal digits (123 → "123"),
+ * so the same document has the same id whichever way an export wrote it (ids key duplicate
+ * detection and incremental runs). Anything else: undefined (idProblem says why).
+ */
+function idText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  return Number.isSafeInteger(value) ? String(value) : undefined;
+}
+
+/** Why an id value that idText refused is no id. */
+function idProblem(value: unknown): string {
+  if (typeof value === 'number') {
+    // Past 2^53 JSON.parse has already rounded the number: the digits in the file are lost.
+    return Number.isInteger(value) || !Number.isFinite(value)
+      ? Reason.unsafeIntegerId(value)
+      : Reason.nonIntegerId(value);
+  }
+  if (typeof value === 'boolean') return Reason.nonStringId(`boolean ${value}`);
+  return Reason.nonStringId(typeOf(value));
 }
 
 /** Own properties only: a field named "constructor" must not find Object.prototype's. */

@@ -17,7 +17,7 @@ import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
 import { Reason, reject, toEntry } from './entries.js';
 import type { IdRegistry } from './ids.js';
-import { decodeUtf8, stripBom } from './utf8.js';
+import { stripBom, type TextDecoding, UTF8 } from './utf8.js';
 
 export interface TextReadOptions {
   /** The folder or file to read. */
@@ -33,6 +33,8 @@ export interface TextReadOptions {
   readonly onTotalBytes?: (bytes: number) => void;
   /** Follow symlinks that point outside the folder (default: each is a reject). */
   readonly followSymlinks?: boolean;
+  /** How files are decoded (default UTF-8; --encoding). */
+  readonly decoding?: TextDecoding | undefined;
 }
 
 /** A file found in the folder. */
@@ -102,7 +104,7 @@ async function readTextDocument(
 export async function readText(
   path: string,
   size: number,
-  options: Pick<TextReadOptions, 'maxFileBytes' | 'onBytes'>,
+  options: Pick<TextReadOptions, 'maxFileBytes' | 'onBytes' | 'decoding'>,
 ): Promise<{ readonly text: string } | { readonly problem: string }> {
   if (size > options.maxFileBytes) return { problem: Reason.tooLarge(size, options.maxFileBytes) };
   let bytes: Buffer;
@@ -112,8 +114,10 @@ export async function readText(
     return { problem: Reason.unreadableFile(errorCode(error)) };
   }
   options.onBytes(bytes.length);
-  const text = decodeUtf8(stripBom(bytes));
-  return text === undefined ? { problem: Reason.invalidUtf8 } : { text };
+  const decoding = options.decoding ?? UTF8;
+  const text = decoding.decode(stripBom(bytes));
+  // The problem is found in the bytes as on disk: its offset is the one a hex editor shows.
+  return text === undefined ? { problem: decoding.problem(bytes) } : { text };
 }
 
 /** The folder's files whose names `include` picks, and walk problems, sorted by relative path. */

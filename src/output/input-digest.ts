@@ -4,6 +4,11 @@
  * listing of its files (`<sha256>  <relative path>\n`, sorted by path as UTF-8 bytes), so one
  * changed, added, removed or renamed file changes it. Hidden entries (leading dot) are skipped and
  * symlinks followed, except into a folder already on the current path, as the corpus reader does.
+ *
+ * A file or subfolder of the folder that cannot be read (no permission, an I/O error) is left out of
+ * the listing: the corpus reader rejects it too (`unreadable file (EACCES)` in `_rejects.jsonl`), so
+ * the run did not read it, and the listing stays that of the files the run read. Failing instead
+ * would fail every run of the folder, at the end, for a file the run had already set aside.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -21,19 +26,29 @@ export interface DigestOptions {
 
 /** sha256 (hex) and size of one file, streamed. */
 export async function sha256File(path: string): Promise<{ sha256: string; bytes: number }> {
-  const hash = createHash('sha256');
-  let bytes = 0;
   try {
-    await pipeline(createReadStream(path), async (source: AsyncIterable<Buffer>) => {
-      for await (const chunk of source) {
-        bytes += chunk.length;
-        hash.update(chunk);
-      }
-    });
+    return await hashFile(path);
   } catch (error) {
     throw new OutputError(`cannot hash ${path}: ${messageOf(error)}`, { cause: error });
   }
+}
+
+/** sha256File, with the file system's error as it is (the folder digest skips unreadable files). */
+async function hashFile(path: string): Promise<{ sha256: string; bytes: number }> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  await pipeline(createReadStream(path), async (source: AsyncIterable<Buffer>) => {
+    for await (const chunk of source) {
+      bytes += chunk.length;
+      hash.update(chunk);
+    }
+  });
   return { sha256: hash.digest('hex'), bytes };
+}
+
+/** A Node file system error (it has an errno code such as EACCES), not a bug of ours. */
+function isFileSystemError(error: unknown): boolean {
+  return typeof (error as NodeJS.ErrnoException | undefined)?.code === 'string';
 }
 
 /** The manifest's `input`: path, kind, bytes, file count and sha256 of a file or folder. */
@@ -54,12 +69,20 @@ export async function digestInput(path: string, options: DigestOptions = {}): Pr
   files.sort(compareUtf8);
   const listing = createHash('sha256');
   let bytes = 0;
+  let hashed = 0;
   for (const rel of files) {
-    const file = await sha256File(join(path, rel));
+    let file: { sha256: string; bytes: number };
+    try {
+      file = await hashFile(join(path, rel));
+    } catch (error) {
+      if (isFileSystemError(error)) continue; // unreadable: a reject of the run, not read (see above)
+      throw error;
+    }
+    hashed += 1;
     bytes += file.bytes;
     listing.update(`${file.sha256}  ${rel}\n`);
   }
-  return { path, kind: 'folder', bytes, files: files.length, sha256: listing.digest('hex') };
+  return { path, kind: 'folder', bytes, files: hashed, sha256: listing.digest('hex') };
 }
 
 async function walk(
@@ -74,6 +97,8 @@ async function walk(
   try {
     names = await readdir(dir);
   } catch (error) {
+    // An unreadable subfolder is a reject of the run (`unreadable folder`): none of its files was read.
+    if (rel !== '' && isFileSystemError(error)) return;
     throw new OutputError(`cannot list ${dir}: ${messageOf(error)}`, { cause: error });
   }
   for (const name of names) {

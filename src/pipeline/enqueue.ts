@@ -10,6 +10,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DEFAULTS } from '../config/defaults.js';
 import type { RunSettings } from '../config/settings.js';
+import { RedisError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
@@ -26,7 +27,9 @@ import {
   type QueueAddress,
   type RunSpec,
   RunStore,
+  redactRedisUrl,
 } from '../queue/distributed.js';
+import { RedisOutage } from '../queue/outage.js';
 import { calibrate, readCalibration, writeCalibration } from './calibrate.js';
 import { embedderFor } from './embedder.js';
 import { committedBatches, openOutput } from './output-session.js';
@@ -66,6 +69,10 @@ export interface EnqueueDependencies {
   readonly address: QueueAddress;
   readonly highWater?: number;
   readonly signal?: AbortSignal;
+  /** Hears of Redis outages (one line each way); the producer rides one out for `redisOutageMs`. */
+  readonly outage?: RedisOutage;
+  /** Default DEFAULTS.distributed.redisOutageMs. */
+  readonly redisOutageMs?: number;
   /**
    * Bridges the client's Retry-After gate to the queue's workers over this connection (see
    * SharedRetryAfter), so the producer's requests (calibration) and the workers' wait out each
@@ -85,7 +92,28 @@ export async function enqueueCorpus(
 ): Promise<EnqueueSummary> {
   const { client, logger, stats, address } = deps;
   const started = Date.now();
-  const redis = await connectRedis(address.redisUrl, 'client');
+  const outage = deps.outage ?? new RedisOutage(address.redisUrl, logger);
+  const redis = await connectRedis(address.redisUrl, 'producer', outage);
+  // Rides out a Redis restart; past the bound, one clear error (exit 10) instead of a hang, and
+  // `status` sees the producer's heartbeat stop. `beat` is set once the run exists.
+  let gaveUp: RedisError | undefined;
+  let giveUp: (error: RedisError) => void = () => {};
+  const givenUp = new Promise<never>((_, reject) => {
+    giveUp = reject;
+  });
+  givenUp.catch(() => {}); // raced below; unobserved when the run ends first
+  let beat: (() => Promise<void>) | undefined;
+  const maxOutageMs = deps.redisOutageMs ?? DEFAULTS.distributed.redisOutageMs;
+  const watchdog = setInterval(() => {
+    if (outage.downForMs > maxOutageMs && !gaveUp) {
+      gaveUp = new RedisError(
+        `Redis at ${redactRedisUrl(address.redisUrl)} was unreachable for ${Math.round(outage.downForMs / 1000)} s: ` +
+          'the producer stopped. What it enqueued stays queued; re-run the same command to enqueue the rest',
+      );
+      giveUp(gaveUp);
+      redis.disconnect();
+    } else if (outage.downForMs === 0) beat?.().catch(() => {});
+  }, DEFAULTS.distributed.producerBeatMs).unref();
   let shared: { close(): Promise<void> } | undefined;
   try {
     shared = await deps.shareRetryAfter?.(redis);
@@ -98,7 +126,10 @@ export async function enqueueCorpus(
     prefix: address.prefix,
     defaultJobOptions: batchJobOptions(),
   });
-  try {
+  queue.on('error', (error) => outage.error(error, 'queue'));
+  // The run, raced against giving up on Redis: BullMQ waits for a lost connection forever.
+  let opened: { release(): Promise<void> } | undefined;
+  const enqueueRun = async (): Promise<EnqueueSummary> => {
     await checkEvictionPolicy(redis, logger);
     const model = await findModel(client, settings.model);
     const plan = makePlan(settings, model);
@@ -111,6 +142,7 @@ export async function enqueueCorpus(
       logger,
       onLockLost: (error) => logger.error({ err: error.message }, 'lost the dataset lock while enqueueing'),
     });
+    opened = session;
     try {
       const dir = session.writer.dir;
       const runId = runIdOf(settings.outDir, session.version.name);
@@ -155,6 +187,13 @@ export async function enqueueCorpus(
       };
       const runs = new RunStore(redis, address);
       await runs.open(spec);
+      let enqueued = 0;
+      beat = () =>
+        runs.producing(runId, {
+          enqueued,
+          planned: stats.ledger.planned.size,
+          read: stats.bytesTotal > 0 ? stats.bytesRead / stats.bytesTotal : 0,
+        });
       // What the version holds, read again after the run's done-count was reset: a batch workers
       // committed before this point is skipped here, one committed after is counted there.
       const { committed } = await committedBatches(session.writer);
@@ -163,7 +202,6 @@ export async function enqueueCorpus(
       const rejects = sideFile(dir, REJECTS_FILE);
       const expected = new ExpectedRows();
       const highWater = deps.highWater ?? DEFAULTS.distributed.highWater;
-      let enqueued = 0;
       let pending: { name: string; data: BatchJobData; opts: { jobId: string } }[] = [];
       const flush = async () => {
         if (pending.length === 0) return;
@@ -230,9 +268,22 @@ export async function enqueueCorpus(
     } finally {
       await session.release();
     }
+  };
+  try {
+    return await Promise.race([enqueueRun(), givenUp]);
+  } catch (error) {
+    throw gaveUp ?? error;
   } finally {
-    await shared?.close();
-    await queue.close();
+    clearInterval(watchdog);
+    if (gaveUp) {
+      // Nothing to close gracefully without Redis: drop the sockets, let the process end.
+      void shared?.close().catch(() => {});
+      void queue.disconnect().catch(() => {});
+      await opened?.release().catch(() => {});
+    } else {
+      await shared?.close();
+      await queue.close();
+    }
     redis.disconnect();
   }
 }

@@ -232,5 +232,6 @@ export function corpusOptions(settings: RunSettings) {
     ...(settings.audioField !== undefined ? { audioField: settings.audioField } : {}),
     maxAudioBytes: settings.maxAudioBytes,
     followSymlinks: settings.followSymlinks,
+    encoding: settings.encoding,
   };
 }

@@ -31,6 +31,7 @@ import {
   type RunSpec,
   RunStore,
 } from '../queue/distributed.js';
+import type { RedisOutage } from '../queue/outage.js';
 import { type BatchRecord, batchRecordFrom, batchRecordMetadata, batchRecordOf } from './batch-record.js';
 import { readCalibration } from './calibrate.js';
 import { embedderFor } from './embedder.js';
@@ -53,6 +54,8 @@ export interface WorkerOptions {
    * 30 s, so a dead worker's jobs go back to the queue within about two to three times this.
    */
   readonly lockDurationMs?: number;
+  /** Hears of Redis outages: one line when Redis goes, one when it is back. */
+  readonly outage?: RedisOutage;
 }
 
 export interface RunningWorker {
@@ -71,7 +74,7 @@ interface RunContext {
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const { client, logger, address, metrics } = options;
   const stats = options.stats ?? new RunStats();
-  const connection = await connectRedis(address.redisUrl, 'worker');
+  const connection = await connectRedis(address.redisUrl, 'worker', options.outage);
   await checkEvictionPolicy(connection, logger);
   const runs = new RunStore(connection, address);
   const queue = new Queue(address.queue, { connection, prefix: address.prefix });
@@ -236,7 +239,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       .then(() => finalizeWhenSettled(runId))
       .catch((e: unknown) => logger.error({ err: String(e) }, 'could not record a failed batch'));
   });
-  worker.on('error', (error) => logger.error({ err: error.message }, 'worker error'));
+  worker.on('error', (error) => {
+    // A lock lost in an outage is said once, by the job that finds out ("lost the lock of job …").
+    if (/could not renew lock|Missing lock for job/.test(error.message))
+      logger.debug({ err: error.message }, 'worker error');
+    else if (options.outage) options.outage.error(error, 'worker error');
+    else logger.error({ err: error.message }, 'worker error');
+  });
   return {
     worker,
     async close() {

@@ -17,6 +17,7 @@ import type { ProviderSettings } from '../config/settings.js';
 import type { Batch } from '../domain.js';
 import { RedisError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
+import type { RedisOutage } from './outage.js';
 
 /** KEYS: run hash, done set, failed hash; ARGV: batch id, inputs, tokens, cost, now. */
 const COUNT_DONE = `
@@ -90,14 +91,25 @@ export const batchJobId = (runId: string, batchId: string) => `${runId}.${batchI
 export const finalizeJobId = (runId: string) => `${runId}.finalize`;
 
 /**
- * A connection for `role`. Workers wait out Redis outages (BullMQ requires
- * `maxRetriesPerRequest: null` for them); producers and commands fail fast with a clear message.
+ * A connection for `role`. Every role fails fast when Redis cannot be reached at the start. Once
+ * connected, workers and the producer wait out outages (commands wait for the reconnect; BullMQ
+ * requires `maxRetriesPerRequest: null` for workers; the producer bounds the wait itself, see
+ * enqueue.ts), and commands fail fast with a clear message. `outage` hears of each outage.
  */
-export async function connectRedis(url: string, role: 'worker' | 'client'): Promise<Redis> {
+export async function connectRedis(
+  url: string,
+  role: 'worker' | 'producer' | 'client',
+  outage?: RedisOutage,
+): Promise<Redis> {
   const options: RedisOptions =
-    role === 'worker'
-      ? { maxRetriesPerRequest: null, lazyConnect: true }
-      : { maxRetriesPerRequest: 2, lazyConnect: true, connectTimeout: 5_000, retryStrategy: () => null };
+    role === 'client'
+      ? { maxRetriesPerRequest: 2, lazyConnect: true, connectTimeout: 5_000, retryStrategy: () => null }
+      : {
+          maxRetriesPerRequest: null,
+          lazyConnect: true,
+          connectTimeout: 5_000,
+          retryStrategy: (times) => Math.min(times * 200, 1_000),
+        };
   const redis = new Redis(url, options);
   redis.on('error', () => {}); // reported by the failing command, or reconnected from
   try {
@@ -111,6 +123,7 @@ export async function connectRedis(url: string, role: 'worker' | 'client'): Prom
     );
   }
   if (role === 'client') redis.options.retryStrategy = (times) => Math.min(times * 200, 2_000);
+  outage?.watch(redis);
   return redis;
 }
 
@@ -156,6 +169,13 @@ export interface RunProgress {
   readonly costUsd: number;
   readonly startedAt?: number;
   readonly lastDoneAt?: number;
+  /** The producer's last heartbeat while it plans (see RunStore.producing). */
+  readonly producer?: {
+    readonly at: number;
+    readonly enqueued: number;
+    readonly planned: number;
+    readonly read: number;
+  };
 }
 
 /** A run's shared state in Redis. */
@@ -189,6 +209,10 @@ export class RunStore {
         'tokens',
         'costUsd',
         'lastDoneAt',
+        'producerAt',
+        'enqueued',
+        'plannedSoFar',
+        'read',
       )
       .del(this.#key(spec.runId, 'done'), this.#key(spec.runId, 'failed'))
       .exec();
@@ -197,6 +221,16 @@ export class RunStore {
   async spec(runId: string): Promise<RunSpec | undefined> {
     const text = await this.#redis.hget(this.#key(runId), 'spec');
     return text ? (JSON.parse(text) as RunSpec) : undefined;
+  }
+
+  /** The producer's heartbeat while it plans: batches enqueued and planned so far, share of the corpus read. */
+  async producing(runId: string, now: { enqueued: number; planned: number; read: number }): Promise<void> {
+    await this.#redis.hset(this.#key(runId), {
+      producerAt: String(Date.now()),
+      enqueued: String(now.enqueued),
+      plannedSoFar: String(now.planned),
+      read: now.read.toFixed(4),
+    });
   }
 
   /** The producer is done: `planned` batches were left to embed. */
@@ -286,6 +320,16 @@ export class RunStore {
       costUsd: number('costUsd') ?? 0,
       ...(hash['startedAt'] ? { startedAt: Number(hash['startedAt']) } : {}),
       ...(hash['lastDoneAt'] ? { lastDoneAt: Number(hash['lastDoneAt']) } : {}),
+      ...(hash['producerAt']
+        ? {
+            producer: {
+              at: Number(hash['producerAt']),
+              enqueued: number('enqueued') ?? 0,
+              planned: number('plannedSoFar') ?? 0,
+              read: number('read') ?? 0,
+            },
+          }
+        : {}),
     };
   }
 

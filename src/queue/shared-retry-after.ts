@@ -34,6 +34,8 @@ export interface SharedRetryAfterOptions {
   now?: Now;
   /** Failures in the background (connection errors, a malformed message). ioredis reconnects by itself. */
   onError?: (error: Error) => void;
+  /** A connection is ready again after an outage. */
+  onReady?: () => void;
 }
 
 /** What goes on the channel: the milliseconds left when the sender stored the wait. */
@@ -106,6 +108,10 @@ export class SharedRetryAfter {
     // Without a listener ioredis prints every connection error to the console.
     this.#commands.on('error', this.#onError);
     this.#subscriber.on('error', this.#onError);
+    if (options.onReady) {
+      this.#commands.on('ready', options.onReady);
+      this.#subscriber.on('ready', options.onReady);
+    }
     this.#subscriber.on('message', (channel: string, text: string) => {
       if (channel === this.channel) this.#receive(text);
     });
@@ -199,16 +205,19 @@ async function quit(redis: Redis): Promise<void> {
  */
 export class RetryAfterSharing {
   #shared: SharedRetryAfter | undefined;
-  readonly #warn: (message: string, error: unknown) => void;
+  readonly #warn: (error: unknown, message: string) => void;
+  readonly #ready: (() => void) | undefined;
 
-  constructor(warn: (message: string, error: unknown) => void) {
+  /** `warn` hears every failure to share; `ready`, a connection back after an outage. */
+  constructor(warn: (error: unknown, message: string) => void, ready?: () => void) {
     this.#warn = warn;
+    this.#ready = ready;
   }
 
   readonly publish = (untilMs: number): void => {
     this.#shared
       ?.publish(untilMs)
-      .catch((error: unknown) => this.#warn('could not share a Retry-After', error));
+      .catch((error: unknown) => this.#warn(error, 'could not share a Retry-After'));
   };
 
   async connect(
@@ -223,7 +232,8 @@ export class RetryAfterSharing {
       prefix: address.prefix,
       gate,
       tooLong,
-      onError: (error) => this.#warn('shared Retry-After', error),
+      onError: (error) => this.#warn(error, 'shared Retry-After'),
+      ...(this.#ready ? { onReady: this.#ready } : {}),
     });
     return this.#shared;
   }

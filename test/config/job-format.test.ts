@@ -4,6 +4,9 @@ import { parseJob } from '../../src/config/job.js';
 import { resolveRunSettings } from '../../src/config/settings.js';
 import { ConfigError } from '../../src/errors.js';
 
+/** An environment with a gateway: settings need one (or --emulator). */
+const GATEWAY = { baseUrl: 'http://127.0.0.1:4000/v1' };
+
 describe('job file problems', () => {
   it('are all reported, one line each, with the file name and the field path', () => {
     let error: unknown;
@@ -45,17 +48,17 @@ describe('the input format of a job whose input a flag replaces', () => {
   const logs = parseJob({ input: { path: 'a.log', format: 'text' }, model: 'm/x' }, '/jobs/j.json');
 
   it("is inferred again when the new input's extension differs", () => {
-    expect(resolveRunSettings({ input: 'docs.csv' }, job, {}).format).toBeUndefined();
-    expect(resolveRunSettings({ input: 'b.jsonl' }, logs, {}).format).toBeUndefined();
+    expect(resolveRunSettings({ input: 'docs.csv' }, job, GATEWAY).format).toBeUndefined();
+    expect(resolveRunSettings({ input: 'b.jsonl' }, logs, GATEWAY).format).toBeUndefined();
   });
 
   it("is kept for the job's own input, or a new input of the same kind", () => {
-    expect(resolveRunSettings({}, job, {}).format).toBe('text');
-    expect(resolveRunSettings({ input: 'other-folder' }, job, {}).format).toBe('text');
-    expect(resolveRunSettings({ input: 'b.LOG' }, logs, {}).format).toBe('text');
+    expect(resolveRunSettings({}, job, GATEWAY).format).toBe('text');
+    expect(resolveRunSettings({ input: 'other-folder' }, job, GATEWAY).format).toBe('text');
+    expect(resolveRunSettings({ input: 'b.LOG' }, logs, GATEWAY).format).toBe('text');
   });
 
   it('--format always wins', () => {
-    expect(resolveRunSettings({ input: 'docs.csv', format: 'jsonl' }, job, {}).format).toBe('jsonl');
+    expect(resolveRunSettings({ input: 'docs.csv', format: 'jsonl' }, job, GATEWAY).format).toBe('jsonl');
   });
 });

@@ -131,8 +131,17 @@ describe('CSV rejects', () => {
     );
     expect(await readBrief({ path })).toEqual([
       { doc: '1', text: 'good', line: 2 },
-      { reject: 'invalid UTF-8', line: 3, id: '2' },
-      { reject: 'invalid UTF-8', line: 4 },
+      {
+        reject:
+          'invalid UTF-8 (byte 0xFF at offset 4 of field "text"); it reads as windows-1252: pass --encoding windows-1252',
+        line: 3,
+        id: '2',
+      },
+      {
+        reject:
+          'invalid UTF-8 (byte 0xC3 at offset 0 of field "id"); it reads as windows-1252: pass --encoding windows-1252',
+        line: 4,
+      },
       { doc: '4', text: 'fine', line: 5 },
     ]);
   });
@@ -184,7 +193,7 @@ describe('CSV rejects', () => {
     expect(entries).toHaveLength(2);
     expect(entries[0]).toMatchObject({ line: 2, id: '1' });
     expect(entries[0] && 'reject' in entries[0] && entries[0].reject).toMatch(
-      /^unparseable row: Invalid Closing Quote: .* \(record spans lines 2-3\)$/,
+      /^unparseable row: Invalid Closing Quote: .*; the quote opened on line 2: lines 2-3 read as one field \(the row on line 3 is in this reject\)$/,
     );
     expect(entries[1]).toEqual({ doc: '3', text: 'fine', line: 4 });
   });
@@ -195,7 +204,8 @@ describe('CSV rejects', () => {
       { doc: '0', text: 'before', line: 2 },
       {
         reject:
-          'unparseable row: Quote Not Closed: the parsing is finished with an opening quote (record spans lines 3-5)',
+          'unparseable row: unterminated quote opened on line 3: lines 3-5 read as one field ' +
+          '(the rows on lines 4-5 are in this reject); close the quote',
         line: 3,
         id: '1',
       },

@@ -80,7 +80,7 @@ describe('JSONL rejects', () => {
         '{"text": "no id"}',
         '{"id": null, "text": "null id"}',
         '{"id": "", "text": "empty id"}',
-        '{"id": 7, "text": "number id"}',
+        '{"id": 7.5, "text": "number id"}',
         '{"id": "10"}',
         '{"id": "11", "text": 42}',
         '{"id": "12", "text": ""}',
@@ -99,9 +99,9 @@ describe('JSONL rejects', () => {
       { reject: 'not a JSON object (string)', line: 4 },
       { reject: 'not a JSON object (null)', line: 5 },
       { reject: 'missing id', line: 6 },
-      { reject: 'missing id', line: 7 },
+      { reject: 'missing id (null)', line: 7 },
       { reject: 'missing id', line: 8 },
-      { reject: 'non-string id (number)', line: 9 },
+      { reject: 'non-integer id (number 7.5): an id is a string or an integer', line: 9 },
       { reject: 'missing text', line: 10, id: '10' },
       { reject: 'non-string text (number)', line: 11, id: '11' },
       { reject: 'empty text', line: 12, id: '12' },
@@ -125,7 +125,11 @@ describe('JSONL rejects', () => {
     );
     expect(await readBrief({ path })).toEqual([
       { doc: 'a', text: 'x', line: 1 },
-      { reject: 'invalid UTF-8', line: 2 },
+      {
+        reject:
+          'invalid UTF-8 (byte 0xE2 at offset 21 of the line); it reads as windows-1252: pass --encoding windows-1252',
+        line: 2,
+      },
       { doc: 'c', text: 'z', line: 3 },
     ]);
   });

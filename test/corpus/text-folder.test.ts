@@ -59,7 +59,12 @@ describe('text folders', () => {
     await put(folder, '4-bom.txt', '\uFEFFwith bom');
     await put(folder, '5-bom-only.txt', '\uFEFF');
     expect(await readBrief({ path: folder })).toEqual([
-      { reject: 'invalid UTF-8', line: 1, id: '1-bad.txt' },
+      {
+        reject:
+          'invalid UTF-8 (byte 0xE9 at offset 3); it reads as windows-1252: pass --encoding windows-1252',
+        line: 1,
+        id: '1-bad.txt',
+      },
       { reject: 'empty text', line: 1, id: '2-empty.txt' },
       { reject: 'whitespace-only text', line: 1, id: '3-blank.md' },
       { doc: '4-bom.txt', text: 'with bom', line: 1 },

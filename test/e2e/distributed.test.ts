@@ -753,3 +753,100 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     expect(peak).toBeLessThan(64 * 2 ** 20);
   });
 });
+
+describe('Redis outages', () => {
+  const lines = (text: string, pattern: RegExp) => text.split('\n').filter((line) => pattern.test(line));
+
+  it('a worker pointed at a Redis that is not there: one line, exit 10, at once', async () => {
+    const port = await freePort();
+    const started = Date.now();
+    const result = await runCli(['worker', '--redis', `redis://127.0.0.1:${port}`], {
+      EMBEDPIPE_BASE_URL: 'http://127.0.0.1:9/v1',
+      EMBEDPIPE_API_KEY: EMULATOR_API_KEY,
+    });
+    expect(result.code, result.stderr).toBe(10);
+    expect(Date.now() - started).toBeLessThan(8_000);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+/);
+  });
+
+  it('enqueue and workers ride out a Redis restart: one line each way, nothing lost', {
+    timeout: 150_000,
+  }, async () => {
+    const redis = await redisServer();
+    const emulator = await emulatorWith({ faults: { latencyMs: 150 } });
+    const setup = { redis, baseUrl: emulator.baseUrl };
+    const input = join(root, 'outage.csv');
+    const big = await writeHardCsv(input, 160, 21);
+    const out = join(root, 'outage');
+    const producer = spawnCli(
+      ['enqueue', ...planFlags(input, out), '--redis', redis.url, '--high-water', '2', '--json'],
+      envOf(setup),
+    );
+    children.push(producer);
+    // Its job locks outlast the outage, as the default minute does in production.
+    const worker = startWorker(setup, ['--lock-duration', '30']);
+    // Once the producer waits on backpressure and the worker is embedding, Redis goes for 3 s.
+    await waitFor('the producer planning ahead', async () => {
+      const r = await runCli(['status', '--redis', redis.url, '--json'], envOf(setup));
+      const run =
+        r.code === 0 ? (JSON.parse(r.stdout).runs?.[0] as Record<string, number> | undefined) : undefined;
+      return run && (run['enqueued'] ?? 0) >= 32 && (run['done'] ?? 0) >= 2 ? run : undefined;
+    });
+    const mid = JSON.parse((await runCli(['status', '--redis', redis.url, '--json'], envOf(setup))).stdout)
+      .runs[0];
+    expect(mid.state).toBe('enqueueing');
+    expect(mid.plannedEstimate).toBeGreaterThanOrEqual(mid.plannedSoFar);
+    await redis.outage(3_000);
+    const produced = await producer.result;
+    expect(produced.code, produced.stderr).toBe(0);
+    const run = JSON.parse(produced.stdout) as EnqueueSummary;
+    await switchedTo(out, run.version);
+    expectExactDataset(await readDataset(out), big.valid, EMULATOR_VECTORS);
+    const stopped = await stopWorker(worker);
+    for (const log of [produced.stderr, stopped.stderr]) {
+      expect(lines(log, /lost Redis/)).toHaveLength(1);
+      expect(lines(log, /Redis is back/)).toHaveLength(1);
+      expect(lines(log, /"level":(40|50)/).length).toBeLessThanOrEqual(2);
+    }
+  });
+
+  it('a producer that loses Redis past --redis-wait stops with exit 10 in one line; status says it is gone', {
+    timeout: 60_000,
+  }, async () => {
+    const redis = await redisServer();
+    const emulator = await emulatorWith({});
+    const setup = { redis, baseUrl: emulator.baseUrl };
+    const input = join(root, 'gone.csv');
+    await writeHardCsv(input, 160, 22);
+    const out = join(root, 'gone');
+    const producer = spawnCli(
+      ['enqueue', ...planFlags(input, out), '--redis', redis.url, '--high-water', '2', '--redis-wait', '2'],
+      envOf(setup),
+    );
+    children.push(producer);
+    // No worker: the producer waits on backpressure after its first jobs.
+    const blocked = await waitFor('the producer waiting on backpressure', async () => {
+      const r = await runCli(['status', '--redis', redis.url, '--json'], envOf(setup));
+      const run =
+        r.code === 0 ? (JSON.parse(r.stdout).runs?.[0] as Record<string, unknown> | undefined) : undefined;
+      return run && (run['enqueued'] as number) >= 32 ? run : undefined;
+    });
+    const outage = redis.outage(5_000);
+    const result = await producer.result;
+    await outage;
+    expect(result.code, result.stderr).toBe(10);
+    expect(result.stderr).toMatch(/unreachable for \d+ s: the producer stopped.*re-run the same command/);
+    expect(result.stderr).not.toMatch(/^\s+at /m);
+    const gone = await waitFor(
+      'status to call the producer gone',
+      async () => {
+        const s = await status(setup, blocked['runId'] as string);
+        return s.state === 'producer gone' ? s : undefined;
+      },
+      20_000,
+      500,
+    );
+    expect(gone).toMatchObject({ state: 'producer gone' });
+  });
+});

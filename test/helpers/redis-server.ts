@@ -39,6 +39,8 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Stops the server and starts it again on the same port and dir: AOF data survives. */
   restart(): Promise<void>;
+  /** Stops the server, keeps it down for `ms` (an outage), then starts it again as `restart` does. */
+  outage(ms: number): Promise<void>;
   /** One `INFO` section (e.g. 'server', 'persistence'), as field → value. */
   info(section?: string): Promise<Record<string, string>>;
 }
@@ -86,6 +88,12 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
 
   const url = `redis://127.0.0.1:${port}`;
   let stopped = false;
+  const outage = async (ms: number) => {
+    if (stopped) throw new Error('redis-server was stopped for good');
+    if (child) await terminate(child);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    child = await launch(args(port), port, startTimeoutMs);
+  };
   return {
     url,
     port,
@@ -96,11 +104,8 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       if (child) await terminate(child);
       await rm(dir, { recursive: true, force: true });
     },
-    async restart() {
-      if (stopped) throw new Error('redis-server was stopped for good');
-      if (child) await terminate(child);
-      child = await launch(args(port), port, startTimeoutMs);
-    },
+    restart: () => outage(0),
+    outage,
     async info(section) {
       const redis = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
       redis.on('error', () => {}); // surfaced by connect() instead

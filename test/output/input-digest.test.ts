@@ -1,0 +1,160 @@
+/**
+ * A text folder holding a file nobody can read: the corpus reader rejects it, and the manifest's
+ * input digest leaves it out instead of failing the run (every re-run failed the same way, exit 7).
+ *
+ * `chmod 000` does not stop root (CI may run as root): there, the unreadable file is a symlink to
+ * /proc/self/mem, a regular file whose read fails (EIO) for every user. Without either, the test skips.
+ */
+import { createHash } from 'node:crypto';
+import { chmod, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { IdRegistry } from '../../src/corpus/ids.js';
+import { isTextFileName, readTextFolder } from '../../src/corpus/text-folder.js';
+import type { CorpusEntry } from '../../src/domain.js';
+import type { RecordTotals } from '../../src/observability/ledger.js';
+import { digestInput } from '../../src/output/input-digest.js';
+import { readManifest, writeManifest } from '../../src/output/manifest.js';
+import { manifestOf } from '../../src/pipeline/manifest-of.js';
+import { tempFolder } from '../helpers/temp.js';
+
+const root = await tempFolder('embedpipe-digest-');
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** Folders and files made unreadable here, given their permissions back so the temp folder can go. */
+const locked: string[] = [];
+afterAll(async () => {
+  for (const path of locked) await chmod(path, 0o755).catch(() => {});
+});
+
+/** Makes `path` a .txt file nobody can read; false when this machine cannot make one. */
+async function unreadableFile(path: string): Promise<boolean> {
+  await writeFile(path, 'secret\n');
+  await chmod(path, 0o000);
+  locked.push(path);
+  if (!(await canRead(path))) return true;
+  // Root reads a chmod 000 file; /proc/self/mem is a regular file whose read fails for root too.
+  await rm(path);
+  const linked = await symlink('/proc/self/mem', path).then(
+    () => true,
+    () => false,
+  );
+  return linked && !(await canRead(path));
+}
+
+function canRead(path: string): Promise<boolean> {
+  return readFile(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** A folder with a.txt, b.txt and locked.txt (unreadable), or undefined when that cannot be made. */
+async function folderWithUnreadableFile(name: string): Promise<string | undefined> {
+  const dir = join(root, name);
+  await mkdir(dir);
+  await writeFile(join(dir, 'a.txt'), 'alpha\n');
+  await writeFile(join(dir, 'b.txt'), 'beta\n');
+  return (await unreadableFile(join(dir, 'locked.txt'))) ? dir : undefined;
+}
+
+describe('the input digest of a text folder with an unreadable file', () => {
+  it('leaves the file out: the digest is that of the readable files, stable, and follows their changes', async (context) => {
+    const dir = await folderWithUnreadableFile('docs');
+    if (!dir) return context.skip('cannot make an unreadable file on this machine');
+
+    const digest = await digestInput(dir, { include: isTextFileName });
+    expect(digest).toEqual({
+      path: dir,
+      kind: 'folder',
+      bytes: 'alpha\n'.length + 'beta\n'.length,
+      files: 2,
+      sha256: sha(`${sha('alpha\n')}  a.txt\n${sha('beta\n')}  b.txt\n`),
+    });
+    // The same folder, the same digest: a re-run's manifest says the input did not change.
+    expect(await digestInput(dir, { include: isTextFileName })).toEqual(digest);
+
+    await writeFile(join(dir, 'a.txt'), 'alpha, edited\n');
+    const edited = await digestInput(dir, { include: isTextFileName });
+    expect(edited.sha256).not.toBe(digest.sha256);
+    expect(edited.files).toBe(2);
+  });
+
+  it('is what the corpus reader read: it rejects the same file and reads the others', async (context) => {
+    const dir = await folderWithUnreadableFile('corpus');
+    if (!dir) return context.skip('cannot make an unreadable file on this machine');
+    const entries: CorpusEntry[] = [];
+    for await (const entry of readTextFolder({
+      path: dir,
+      file: dir,
+      ids: new IdRegistry(),
+      onBytes: () => {},
+      maxFileBytes: 1024,
+      followSymlinks: true, // the root fallback is a symlink out of the folder
+    })) {
+      entries.push(entry);
+    }
+    expect(entries.map((e) => (e.kind === 'reject' ? `reject ${e.reject.reason}` : e.kind))).toEqual([
+      'document',
+      'document',
+      expect.stringMatching(/^reject unreadable file \(E[A-Z]+\)$/),
+    ]);
+    expect((await digestInput(dir, { include: isTextFileName })).files).toBe(2);
+  });
+
+  it("no longer fails the version's manifest: it is written, and lists the readable files", async (context) => {
+    const dir = await folderWithUnreadableFile('manifest');
+    if (!dir) return context.skip('cannot make an unreadable file on this machine');
+    const tally: RecordTotals = {
+      batches: 1,
+      rows: 2,
+      dims: 8,
+      promptTokens: 4,
+      cost: 0,
+      requests: 1,
+      retries: 0,
+      providers: new Set(['emu']),
+      failures: [],
+    };
+    const manifest = await manifestOf(
+      {
+        model: 'emu/embed-small',
+        dims: 8,
+        format: 'parquet',
+        input: dir,
+        gateway: { baseUrl: 'http://127.0.0.1:1/v1', emulator: true },
+        plan: {},
+        counts: { documents: 2, rejects: 1, failures: 0 },
+        tally,
+      },
+      {
+        files: ['part-1.parquet'],
+        rows: 2,
+        dataset: { version: 'v000001', chunks: { sent: 2, reused: 0, deduplicated: 0 } },
+      },
+    );
+    const out = join(root, 'manifest-out');
+    await writeManifest(out, manifest);
+    const written = await readManifest(out);
+    expect(written?.version === 2 && written.input).toMatchObject({ kind: 'folder', files: 2 });
+  });
+
+  it('leaves out a subfolder it cannot list, as the corpus reader rejects it', async (context) => {
+    const dir = join(root, 'nested');
+    await mkdir(join(dir, 'closed'), { recursive: true });
+    await writeFile(join(dir, 'a.txt'), 'alpha\n');
+    await writeFile(join(dir, 'closed', 'c.txt'), 'gamma\n');
+    const open = await digestInput(dir, { include: isTextFileName });
+    await chmod(join(dir, 'closed'), 0o000);
+    locked.push(join(dir, 'closed'));
+    const listable = await readdir(join(dir, 'closed')).then(
+      () => true,
+      () => false,
+    );
+    if (listable) return context.skip('root lists a chmod 000 folder');
+
+    const closed = await digestInput(dir, { include: isTextFileName });
+    expect(closed).toMatchObject({ files: 1, sha256: sha(`${sha('alpha\n')}  a.txt\n`) });
+    expect(closed.sha256).not.toBe(open.sha256);
+  });
+});
