@@ -1,7 +1,12 @@
 /** Printing for commands: a readable table on a terminal, JSON for scripts (`--json`). */
+import { withDecimalCosts } from '../output/manifest.js';
 
+/**
+ * JSON for scripts. Money takes one form everywhere, the manifest's: every `cost` number becomes
+ * a `costUsd` decimal string (`"0.8137068000"`, never `0.8137068000000001`).
+ */
 export function printJson(value: unknown, stream: NodeJS.WritableStream = process.stdout): void {
-  stream.write(`${JSON.stringify(value, null, 2)}\n`);
+  stream.write(`${JSON.stringify(withDecimalCosts(value), null, 2)}\n`);
 }
 
 /** Left-aligned columns; `rows` are arrays of cells already turned into strings. */

@@ -6,7 +6,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import { readEnvironment } from '../config/env.js';
 import { UsageError } from '../errors.js';
 import { createLogger } from '../observability/logger.js';
-import { type ManifestCounts, readManifest } from '../output/index.js';
+import { formatUsd, type ManifestCounts, readManifest } from '../output/index.js';
 import { finalizeRun } from '../pipeline/finalize-run.js';
 import { batchJobId, connectRedis, type RunProgress, RunStore } from '../queue/distributed.js';
 import { printJson, printTable } from './format.js';
@@ -70,7 +70,7 @@ export async function statusAction(runId: string | undefined, flags: AdminFlags)
         String(r.done),
         String(r.failed),
         r.inputsPerSecond === undefined ? '-' : r.inputsPerSecond.toFixed(0),
-        r.costUsd.toFixed(6),
+        Number(r.costUsd).toFixed(6),
         r.etaSeconds === undefined ? '-' : `${Math.round(r.etaSeconds)} s`,
         r.outDir,
       ]),
@@ -148,7 +148,8 @@ function describe(p: RunProgress, queuePaused: boolean, now = Date.now()) {
     failed: p.failed,
     inputs: p.inputs,
     tokens: p.tokens,
-    costUsd: p.costUsd,
+    // Redis sums floats (HINCRBYFLOAT): the decimal form, as everywhere else money is printed.
+    costUsd: formatUsd(p.costUsd),
     ...(elapsed && elapsed > 0 ? { inputsPerSecond: p.inputs / elapsed } : {}),
     ...(perBatch !== undefined && left !== undefined && left > 0 ? { etaSeconds: perBatch * left } : {}),
   };

@@ -142,17 +142,23 @@ function describeSizing(s: RunSummary): string {
   );
 }
 
-/** Dry run: what a real run would send, when the dataset already holds some of the corpus. */
+/** Dry run: what a real run would send, less what the dataset holds and texts repeated in the corpus. */
 function describeToSend(s: RunSummary, out: string): string {
   const send = s.toSend;
   if (!send || send.chunks === s.chunks) return '';
+  const repeated =
+    send.repeated > 0
+      ? `  ${send.repeated} chunks repeat the text of an earlier one: each text is sent once\n`
+      : '';
+  if (send.held === 0)
+    return `${repeated}  a run would send ${send.chunks} chunks in about ${send.batches} requests, about ${send.tokens} tokens; estimated cost $${send.cost.toFixed(6)}\n`;
   if (send.chunks === 0) {
     if ((s.transcription?.estimate?.files ?? 0) > 0)
-      return `  ${out} already holds every chunk planned: a run would embed only the new transcripts\n`;
-    return `  ${out} already holds every chunk: a re-run would send nothing ($0)\n`;
+      return `${repeated}  ${out} already holds every chunk planned: a run would embed only the new transcripts\n`;
+    return `${repeated}  ${out} already holds every chunk: a re-run would send nothing ($0)\n`;
   }
   return (
-    `  ${out} already holds ${s.chunks - send.chunks} of ${s.chunks} chunks: a re-run would send ` +
+    `${repeated}  ${out} already holds ${send.held} of ${s.chunks} chunks: a re-run would send ` +
     `${send.chunks} chunks in about ${send.batches} requests, about ${send.tokens} tokens; estimated cost $${send.cost.toFixed(6)}\n`
   );
 }
@@ -248,13 +254,13 @@ function describeSummary(s: RunSummary): string {
   if (s.status === 'dry-run') {
     const bound = s.sizing?.basis === 'byte-bound';
     return (
-      `dry run for ${s.model}: ${s.documents} documents, ${s.rejects} rejected, ${s.chunks} chunks, ` +
+      `dry run for ${s.model}: ${s.documents} documents, ${s.rejects} rejected, ${bound ? 'at most ' : ''}${s.chunks} chunks, ` +
       `${bound ? 'at most ' : 'about '}${s.tokens} tokens in ${s.batches.planned} requests; estimated cost ` +
       `${bound ? 'at most ' : ''}${usd}\n${describeTranscription(s)
         .map((line) => `${line}\n`)
         .join('')}${describeToSend(s, out)}${describeSizing(s)}\n` +
       (bound
-        ? '  (no calibration yet: planned with the UTF-8 byte bound; a real run first measures how the gateway counts)\n'
+        ? '  (no calibration yet: these are upper bounds, planned with one token per UTF-8 byte; a real run first measures how the gateway counts and usually makes fewer, larger chunks)\n'
         : '')
     );
   }

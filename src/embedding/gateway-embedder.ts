@@ -296,7 +296,7 @@ export class GatewayEmbedder {
         throw error;
       }
       if (this.#learnInputLimit(error, chunks.length)) return this.#embedGroup(chunks, outcome, signal);
-      if (!isTooLongMessage(error.message) && (await this.#backOffInStorm(error, outcome)))
+      if (!isTooLongMessage(error.message) && (await this.#backOffInStorm(error, outcome, signal)))
         return this.#embedGroup(chunks, outcome, signal);
       if (chunks.length > 1) {
         const middle = Math.ceil(chunks.length / 2);
@@ -353,10 +353,15 @@ export class GatewayEmbedder {
    * returns true: the caller sends the same group again. False when this is no storm, or this
    * batch waited as often as the retry policy allows (then halving finds out what is refused).
    */
-  async #backOffInStorm(error: BadRequestError, outcome: BatchOutcome): Promise<boolean> {
+  async #backOffInStorm(
+    error: BadRequestError,
+    outcome: BatchOutcome,
+    signal: AbortSignal,
+  ): Promise<boolean> {
     const { client, logger, retry, stats } = this.#options;
     this.#refusals.refused();
     if (!this.#refusals.raging || outcome.stormWaits >= retry.maxAttempts) return false;
+    if (!(await this.#refusals.refusesEverything(() => this.#probeAccepted(signal)))) return false;
     outcome.stormWaits += 1;
     outcome.retries += 1;
     stats.retries += 1;
@@ -368,6 +373,17 @@ export class GatewayEmbedder {
       );
     client.retryAfterGate.closeFor(delayMs);
     return true;
+  }
+
+  /** Whether the gateway embeds a plain input now (its cost counts as this run's, like a probe's). */
+  async #probeAccepted(signal: AbortSignal): Promise<boolean> {
+    try {
+      await this.measure(REFUSAL_PROBE, signal);
+      return true;
+    } catch (error) {
+      if (error instanceof GatewayError) return false;
+      throw error;
+    }
   }
 
   /** Re-plans a document into this batch and embeds all its chunks; false when it cannot be. */
@@ -547,6 +563,9 @@ export class GatewayEmbedder {
     return cost;
   }
 }
+
+/** What the embedder sends to tell a refused input from a refused request (see refusals.ts). */
+const REFUSAL_PROBE = 'embedpipe probe';
 
 /** The chunks' planned (upper) token estimates, added up. */
 function plannedTokens(chunks: readonly Chunk[]): number {

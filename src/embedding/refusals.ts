@@ -4,9 +4,11 @@
  * everything for a while (a bad deploy, a parameter it stopped accepting) answers every half with
  * a 400 too, and halving then turns one batch into a storm of requests down to single inputs,
  * each failing. So the run counts 400s in a row, across all its batches: once several came with no
- * answer accepted in between, the request shape is the problem. The embedder then stops halving,
- * backs off (doubling, shared by the run through the key's gate) and sends the same group again;
- * the first accepted answer ends the storm.
+ * answer accepted in between, the embedder asks the gateway one plain question: a probe, a short
+ * input any model takes. Accepted: the refused inputs are the problem, and halving goes on. Refused
+ * too: the request shape is the problem, so the embedder stops halving, backs off (doubling, shared
+ * by the run through the key's gate) and sends the same group again; the first accepted answer
+ * ends the storm.
  */
 export interface RefusalPolicy {
   /** 400s in a row, run-wide, that make a storm. */
@@ -21,6 +23,7 @@ export class RefusalStorm {
   #inARow = 0;
   #backOffs = 0;
   #backingOffUntil = 0;
+  #probing: Promise<boolean> | undefined;
 
   constructor(policy: RefusalPolicy, now: () => number = Date.now) {
     this.#policy = policy;
@@ -38,6 +41,19 @@ export class RefusalStorm {
 
   get raging(): boolean {
     return this.#inARow >= this.#policy.threshold;
+  }
+
+  /**
+   * Whether the gateway refuses a plain input too (`accepts` sends the probe): one probe at a time,
+   * shared by the batches that ask meanwhile.
+   */
+  refusesEverything(accepts: () => Promise<boolean>): Promise<boolean> {
+    this.#probing ??= accepts()
+      .then((accepted) => !accepted)
+      .finally(() => {
+        this.#probing = undefined;
+      });
+    return this.#probing;
   }
 
   /**

@@ -81,6 +81,10 @@ export interface RunSummary {
 export interface WorkToSend {
   readonly batches: number;
   readonly chunks: number;
+  /** Chunks whose vectors the dataset already holds (same model and text): not sent. */
+  readonly held: number;
+  /** Chunks whose text an earlier chunk of the corpus has: sent once. */
+  readonly repeated: number;
   readonly tokens: number;
   /** USD, estimated. */
   readonly cost: number;

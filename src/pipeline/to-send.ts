@@ -40,7 +40,7 @@ export async function countWorkToSend(input: CountInput): Promise<{ toSend: Work
     indexes.push(await VectorIndex.build(dir, [...new Set(files.values())], settings.outputFormat));
   }
   const seen = new Set<string>();
-  const toSend = { batches: 0, chunks: 0, tokens: 0, cost: 0 };
+  const toSend = { batches: 0, chunks: 0, tokens: 0, cost: 0, held: 0, repeated: 0 };
   const batches = plannedBatches(
     settings,
     plan,
@@ -54,7 +54,14 @@ export async function countWorkToSend(input: CountInput): Promise<{ toSend: Work
     if (committed.has(batch.batchId)) stats.ledger.carry(undefined);
     let sent = 0;
     for (const chunk of batch.chunks) {
-      if (seen.has(chunk.hash) || indexes.some((index) => index.has(chunk.hash))) continue;
+      if (seen.has(chunk.hash)) {
+        toSend.repeated += 1;
+        continue;
+      }
+      if (indexes.some((index) => index.has(chunk.hash))) {
+        toSend.held += 1;
+        continue;
+      }
       seen.add(chunk.hash);
       sent += 1;
       toSend.tokens += chunk.tokens;

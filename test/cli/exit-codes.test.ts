@@ -218,7 +218,7 @@ describe('--dry-run on an output folder', () => {
     const again = await runCli([...args, '--dry-run', '--json']);
     expect(again.code, again.stderr).toBe(0);
     const after = JSON.parse(again.stdout);
-    expect(after.toSend).toEqual({ batches: 0, chunks: 0, tokens: 0, cost: 0 });
+    expect(after.toSend).toMatchObject({ batches: 0, chunks: 0, tokens: 0, costUsd: '0.0000000000' });
     expect(after.batches.resumed).toBe(after.batches.planned);
     expect(after.chunks).toBe(before.chunks); // the totals are still there
     const human = await runCli([...args, '--dry-run']);

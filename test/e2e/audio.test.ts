@@ -118,7 +118,7 @@ describe('a folder of WAV files', () => {
       requests: 3,
       seconds: 6,
     });
-    expect(summary.transcription.cost).toBeCloseTo(6 * PRICE_PER_SECOND, 12);
+    expect(Number(summary.transcription.costUsd)).toBeCloseTo(6 * PRICE_PER_SECOND, 9);
     expect(transcriptions() - before).toBe(3);
 
     // The transcripts: what the emulator made of each file's bytes, with its seconds and cost.
@@ -177,7 +177,7 @@ describe('a folder of WAV files', () => {
       documents: 4,
       batches: { embedded: 0 },
       version: { name: 'v000002', current: true },
-      transcription: { transcribed: 0, reused: 3, requests: 0, seconds: 0, cost: 0 },
+      transcription: { transcribed: 0, reused: 3, requests: 0, seconds: 0, costUsd: '0.0000000000' },
     });
     expect(transcriptions()).toBe(before.t);
     expect(embeddings()).toBe(before.e);
@@ -205,7 +205,10 @@ describe('a folder of WAV files', () => {
       priceSource: 'setting',
     });
     expect(summary.transcription.estimate.seconds).toBeCloseTo(4 + mp3Seconds, 9);
-    expect(summary.transcription.estimate.cost).toBeCloseTo((4 + mp3Seconds) * PRICE_PER_SECOND, 12);
+    expect(Number(summary.transcription.estimate.costUsd)).toBeCloseTo(
+      (4 + mp3Seconds) * PRICE_PER_SECOND,
+      9,
+    );
 
     // Without a price: what this dataset's transcripts were billed; in words for people.
     const human = await runCli(

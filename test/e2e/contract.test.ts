@@ -129,7 +129,7 @@ describe('a version made wrong by hand is refused at the switch', () => {
       expect((await runCli(nightly(night1, out), EMULATOR_ENV)).code).toBe(0);
       // The second night stopped half way by its cost cap: its version holds some batches.
       const dry = await runCli([...nightly(night2, out), '--dry-run'], EMULATOR_ENV);
-      const cap = (JSON.parse(dry.stdout).toSend.cost / 2).toFixed(10);
+      const cap = (Number(JSON.parse(dry.stdout).toSend.costUsd) / 2).toFixed(10);
       const stopped = await runCli([...nightly(night2, out), '--max-cost', cap], EMULATOR_ENV);
       expect(stopped.code, stopped.stderr).toBe(9);
       const v1 = join(`${out}.versions`, 'v000001');

@@ -182,7 +182,7 @@ describe('a folder of images with captions', () => {
       ['run', '--input', folder(), '--model', MODEL, '--out', out, '--dry-run', '--json'],
       env(),
     );
-    expect(JSON.parse(dry.stdout).toSend).toMatchObject({ chunks: 0, cost: 0 });
+    expect(JSON.parse(dry.stdout).toSend).toMatchObject({ chunks: 0, costUsd: '0.0000000000' });
     const reread = await readRows(out);
     expect([...reread.values()]).toEqual([...rows.values()]);
 

@@ -139,7 +139,7 @@ describe('nightly incremental runs against an independent server', () => {
 
     // Nothing changed since: a dry run says $0, a run sends nothing.
     const idle = await runCli([...nightlyArgs(secondPath, out), '--dry-run'], env());
-    expect(JSON.parse(idle.stdout).toSend).toMatchObject({ chunks: 0, cost: 0 });
+    expect(JSON.parse(idle.stdout).toSend).toMatchObject({ chunks: 0, costUsd: '0.0000000000' });
     const sentBefore3 = gateway.embedded.length;
     const r4 = await runCli(nightlyArgs(secondPath, out), env());
     expect(r4.code, r4.stderr).toBe(0);
@@ -298,7 +298,7 @@ describe('versions, stops, locks and model switches', () => {
     expect(capped.stderr).toMatch(/max-cost/);
     const summary = JSON.parse(capped.stdout);
     expect(summary.status).toBe('stopped');
-    expect(summary.cost).toBeLessThanOrEqual(0.0005);
+    expect(Number(summary.costUsd)).toBeLessThanOrEqual(0.0005);
     expect(summary.remaining.chunks).toBeGreaterThan(0);
     await expect(readdir(out)).rejects.toThrow(); // no version is current yet
     const sent = emulator.stats.inputs - spentBefore;

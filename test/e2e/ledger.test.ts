@@ -112,10 +112,10 @@ describe('one ledger', () => {
       expect(batches.embedded + batches.resumed + batches.failed).toBe(batches.planned);
       if (n === 0) {
         // A fresh version: everything it holds this run paid, beside the calibration probes.
-        const probes = summary.sizing.calibration ?? { requests: 0, cost: 0 };
+        const probes = summary.sizing.calibration ?? { requests: 0, costUsd: '0' };
         expect(batches.resumed).toBe(0);
         expect(summary.requests).toBe(probes.requests + counts.requests);
-        expect(summary.cost).toBeCloseTo(probes.cost + Number(counts.costUsd), 9);
+        expect(Number(summary.costUsd)).toBeCloseTo(Number(probes.costUsd) + Number(counts.costUsd), 9);
         expect(summary.retries).toBeGreaterThanOrEqual(counts.retries);
       } else {
         expect(batches.resumed).toBeGreaterThan(0);

@@ -2,7 +2,7 @@
  * `embedpipe run` as a user runs it: the built CLI in a child process, the emulator over real HTTP
  * with 30% of requests failing, the dataset read back by DuckDB and compared vector by vector.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -172,9 +172,24 @@ describe('embedpipe run', () => {
     const summary = JSON.parse(r.stdout);
     expect(summary).toMatchObject({ status: 'dry-run', documents: corpus.valid.size });
     expect(summary.chunks).toBeGreaterThan(corpus.valid.size);
-    expect(summary.cost).toBeGreaterThan(0);
+    expect(Number(summary.costUsd)).toBeGreaterThan(0);
     expect(emulator.stats.byPath['/embeddings'] ?? 0).toBe(before);
     await expect(readdir(join(root, 'dry'))).rejects.toThrow();
+  });
+
+  it('--dry-run on a new folder with repeated texts: never "already holds", and says its figures are upper bounds', async () => {
+    const input = join(root, 'repeats.jsonl');
+    const texts = ['the same text', 'the same text', 'another text', 'the same text'];
+    await writeFile(input, texts.map((text, i) => JSON.stringify({ id: `r${i}`, text })).join('\n'));
+    const args = ['run', '--input', input, '--model', MODEL, '--out', join(root, 'dry-new'), '--dry-run'];
+    const human = await runCli(args, env());
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).not.toMatch(/already holds/);
+    expect(human.stdout).toMatch(/2 chunks repeat the text of an earlier one: each text is sent once/);
+    expect(human.stdout).toMatch(/at most 4 chunks/);
+    expect(human.stdout).toMatch(/upper bounds/);
+    const json = JSON.parse((await runCli([...args, '--json'], env())).stdout);
+    expect(json.toSend).toMatchObject({ chunks: 2, held: 0, repeated: 2 });
   });
 
   it('writes Arrow IPC files with --output-format arrow', async () => {
@@ -256,7 +271,7 @@ describe('embedpipe run', () => {
       expect(r.stderr).not.toContain(INDEPENDENT_KEY);
       const summary = JSON.parse(r.stdout);
       expect(summary).toMatchObject({ status: 'done', dims: INDEPENDENT_DIMS, failures: 0 });
-      expect(summary.cost).toBeGreaterThan(0); // estimated from pricing: this server reports no cost
+      expect(Number(summary.costUsd)).toBeGreaterThan(0); // estimated from pricing: this server reports no cost
       const rows = await readDataset(out);
       // No context_length: chunks use the documented fallback budget (8192 less 10%).
       expectExactDataset(rows, corpus.valid, { vectorOf: independentVector, maxTokens: 7372 });

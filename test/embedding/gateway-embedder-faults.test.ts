@@ -43,15 +43,28 @@ const signal = new AbortController().signal;
 describe('GatewayEmbedder against faults', () => {
   it('fails the batch (not committed) when bisection ends with every input refused by the same status', async () => {
     const bad = { status: 400, body: envelope(400, 'unsupported parameter: dimensions') };
-    // 4 inputs: the whole, two halves, four singles, every one a 400; from the third 400 in a row
-    // the embedder backs off and sends the same group again (twice: maxAttempts), then halves on.
-    server.reply(...Array.from({ length: 9 }, () => bad));
+    // 4 inputs: the whole, two halves, four singles, every one a 400. From the third 400 in a row
+    // the embedder probes with a plain input; refused too, it backs off and sends the same group
+    // again (twice: maxAttempts, a probe before each), then halves on.
+    server.reply(...Array.from({ length: 11 }, () => bad));
     const before = server.requests.length;
     const { instance } = embedder();
     const chunks = ['a', 'b', 'c', 'd'].map((t, i) => chunk(`u${i}`, t));
     const error = await instance.embedBatch(batchOf(chunks), signal).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BatchFailedError);
     expect((error as BatchFailedError).cause.status).toBe(400);
+    expect(server.requests.length - before).toBe(11);
+  });
+
+  it('halves on without waiting when a probe shows the gateway takes plain inputs: the inputs are refused', async () => {
+    const bad = { status: 400, body: envelope(400, 'input refused') };
+    // Whole, half, single: three 400s in a row; the probe is accepted, so halving goes on (and once more).
+    server.reply(bad, bad, bad, answer(1), bad, bad, bad, answer(1), bad);
+    const before = server.requests.length;
+    const { instance } = embedder();
+    const chunks = ['a', 'b', 'c', 'd'].map((t, i) => chunk(`p${i}`, t));
+    const error = await instance.embedBatch(batchOf(chunks), signal).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BatchFailedError);
     expect(server.requests.length - before).toBe(9);
   });
 
