@@ -58,7 +58,7 @@ export class SpillLog {
     const appended = this.#tail.then(async () => {
       this.#open ??= this.#startSegment();
       const { segment, handle } = this.#open;
-      await (await handle).write(encode(spilled));
+      await (await handle).writev(encode(spilled));
       segment.pending.add(spilled.embedded.batchId);
     });
     this.#tail = appended.catch(() => {});
@@ -139,21 +139,22 @@ async function segmentFiles(dir: string): Promise<string[]> {
   return names.filter((name) => /^\d{6,}\.spill$/.test(name)).sort();
 }
 
-function encode({ plannedChunks, embedded }: SpilledBatch): Buffer {
+/** One entry as the buffers of one writev: the vectors are written from where they are, not copied. */
+function encode({ plannedChunks, embedded }: SpilledBatch): Buffer[] {
   const { vectors, ...rest } = embedded;
   const json = Buffer.from(JSON.stringify({ plannedChunks, embedded: rest }), 'utf8');
-  const vectorBytes = vectors.reduce((sum, v) => sum + v.byteLength, 0);
-  const out = Buffer.allocUnsafe(8 + json.length + vectorBytes + 4);
-  out.writeUInt32LE(json.length, 0);
-  out.writeUInt32LE(vectorBytes, 4);
-  json.copy(out, 8);
-  let at = 8 + json.length;
-  for (const v of vectors) {
-    Buffer.from(v.buffer, v.byteOffset, v.byteLength).copy(out, at);
-    at += v.byteLength;
-  }
-  out.writeUInt32LE(crc32(out.subarray(8, at)), at);
-  return out;
+  const parts = vectors.map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength));
+  const head = Buffer.allocUnsafe(8);
+  head.writeUInt32LE(json.length, 0);
+  head.writeUInt32LE(
+    parts.reduce((sum, part) => sum + part.length, 0),
+    4,
+  );
+  let crc = crc32(json);
+  for (const part of parts) crc = crc32(part, crc);
+  const tail = Buffer.allocUnsafe(4);
+  tail.writeUInt32LE(crc, 0);
+  return [head, json, ...parts, tail];
 }
 
 function decode(body: Buffer, jsonBytes: number): SpilledBatch {

@@ -37,6 +37,15 @@ describe('the spill', () => {
     expect(read[1]!.embedded.vectors.map((v) => [...v])).toEqual(b.vectors.map((v) => [...v]));
   });
 
+  it('writes a batch of more vectors than one writev takes (IOV_MAX 1024) whole', async () => {
+    const dir = await tempFolder('embedpipe-spill-');
+    const spill = await SpillLog.open(dir);
+    const big = embedded('big', Array.from({ length: 2_048 }, (_, i) => `text ${i}`), 8);
+    await spill.append({ plannedChunks: 2_048, embedded: big });
+    const [read] = await readSpill(dir);
+    expect(read!.embedded.vectors.map((v) => [...v])).toEqual(big.vectors.map((v) => [...v]));
+  });
+
   it('skips a torn last entry (a process killed mid-write) and keeps the whole ones', async () => {
     const dir = await tempFolder('embedpipe-spill-');
     const spill = await SpillLog.open(dir);
