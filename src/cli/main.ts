@@ -5,7 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { EmbedpipeError, ExitCode, MissingKeyError } from '../errors.js';
-import { TOOL } from '../pipeline/tool.js';
+import { TOOL } from '../version.js';
 // The register* modules only declare options; each action imports its heavy modules (pipeline,
 // emulator, Arrow, Parquet, undici, pino) when it runs, so --help, --version and typos start fast.
 // Keep every import of this file light (test/cli/startup.test.ts checks).

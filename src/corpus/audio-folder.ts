@@ -4,7 +4,7 @@
  * - Every .wav/.mp3/.flac/.ogg/.m4a/.webm file is one document (its format is sniffed from its
  *   bytes, see audio.ts), its id and transcript source the path relative to the folder with `/`,
  *   extension included (`calls/2024-01-02.wav`), as in a text folder. Its text is empty here: the
- *   run's transcription stage fills it in with the transcript (pipeline/transcribe.ts).
+ *   run's transcription stage fills it in with the transcript (transcription/stage.ts).
  * - A .txt/.md file is a text document of its own, read as a text folder reads it: notes beside
  *   recordings are embedded in the same vector space.
  * - The walk (order, hidden entries, symlinks, FIFOs) is the text folder's.

@@ -131,7 +131,7 @@ const ONLY_WHITESPACE = /^\s*$/u;
  * Checks a candidate document whose id and text are already known to be strings, and registers
  * its id. `text` is kept exactly as given: no trimming, no normalisation. With an image, the text
  * is its caption and may be empty; with audio, it is empty (the transcript, filled in later by
- * pipeline/transcribe.ts).
+ * transcription/stage.ts).
  */
 export function toEntry(
   ids: IdRegistry,

@@ -2,7 +2,7 @@
  * Corpus readers: a CSV file, a JSONL file (either with an optional image or audio field), a folder
  * (or single file) of plain text, a folder of images with captions (or a single image), or a folder
  * of audio files (or a single one), read as a stream of documents and rejects in corpus order. An
- * audio document's text is empty here: the run transcribes it (pipeline/transcribe.ts). Memory does
+ * audio document's text is empty here: the run transcribes it (transcription/stage.ts). Memory does
  * not grow with the corpus, except for the compact registry of ids used to detect duplicates.
  *
  * Problems with the whole input (missing, unreadable, no usable CSV header, empty folder) are

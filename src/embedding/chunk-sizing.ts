@@ -1,7 +1,7 @@
 import type { Chunk } from '../domain.js';
 
 /**
- * What the embedder asks of the run's chunk sizing (implemented in pipeline/sizing.ts): which
+ * What the embedder asks of the run's chunk sizing (implemented in chunking/run-sizing.ts): which
  * chunks to send, what the gateway's answers teach, and the re-plan of a document whose chunks do
  * not fit the gateway's count. A re-planned document belongs to the batch that re-planned it.
  */

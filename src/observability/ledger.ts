@@ -8,7 +8,7 @@
  * every sum moves in exactly one place: `#fold`.
  */
 import type { ChunkFailure } from '../domain.js';
-import type { BatchRecord } from '../pipeline/batch-record.js';
+import type { BatchRecord } from '../output/batch-record.js';
 
 /** A fold of batch records. */
 export interface RecordTotals {

@@ -62,7 +62,7 @@ export interface DatasetWriterOptions {
 
 /**
  * Whether a plan key (the run's plan parameters as JSON, in every file's `embedpipe.plan`) is the
- * plan of a corpus with images: it then has an `images` entry (pipeline/plan.ts). The schema of a
+ * plan of a corpus with images: it then has an `images` entry (planning/plan.ts). The schema of a
  * dataset's files follows from its plan, so a version (one plan) never mixes schemas.
  */
 export function planHasImages(planKey: string | undefined): boolean {

@@ -17,7 +17,7 @@ import { messageOf } from './fs-errors.js';
 export const REJECTS_FILE = '_rejects.jsonl';
 /** Chunks the gateway would not embed. */
 export const FAILURES_FILE = '_failures.jsonl';
-/** How the gateway counts tokens, as the dataset's runs learned it (pipeline/calibrate.ts); carried to new versions. */
+/** How the gateway counts tokens, as the dataset's runs learned it (chunking/calibrate.ts); carried to new versions. */
 export const CALIBRATION_FILE = '_calibration.json';
 /** Per document of a version: rows and a digest of them, as the switch checked them (output/contract.ts). */
 export const DOCUMENTS_FILE = '_documents.jsonl';

@@ -8,14 +8,20 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { calibrate, readCalibration, writeCalibration } from '../chunking/calibrate.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { RunSettings } from '../config/settings.js';
+import { embedderFor } from '../embedding/embedder.js';
 import { RedisError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
 import { ExpectedRows } from '../output/contract.js';
 import { REJECTS_FILE, sideFile, writeFileAtomic } from '../output/index.js';
+import { committedBatches, openOutput } from '../output/session.js';
+import { findModel, makePlan } from '../planning/plan.js';
+import { produce } from '../planning/produce.js';
+import { sizingFor } from '../planning/to-send.js';
 import {
   type BatchJobData,
   batchJobId,
@@ -30,12 +36,6 @@ import {
   redactRedisUrl,
 } from '../queue/distributed.js';
 import { RedisOutage } from '../queue/outage.js';
-import { calibrate, readCalibration, writeCalibration } from './calibrate.js';
-import { embedderFor } from './embedder.js';
-import { committedBatches, openOutput } from './output-session.js';
-import { findModel, makePlan } from './plan.js';
-import { produce } from './produce.js';
-import { sizingFor } from './to-send.js';
 
 /** The plan of a distributed run, for finalize: every batch id in plan order, and the corpus counts. */
 export const PLAN_FILE = '_plan.json';

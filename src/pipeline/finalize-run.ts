@@ -14,17 +14,17 @@ import { UsageError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
 import { Ledger } from '../observability/ledger.js';
 import type { Logger } from '../observability/logger.js';
+import { batchRecordFrom, failuresOfBatch } from '../output/batch-record.js';
 import { ExpectedRows } from '../output/contract.js';
+import { finalizeVersion } from '../output/finalize.js';
 import { messageOf } from '../output/fs-errors.js';
 import { lockDataset } from '../output/lock.js';
+import { manifestOf } from '../output/manifest-of.js';
 import { CODECS } from '../output/part-file.js';
+import { versionWriter } from '../output/session.js';
 import { VersionedDataset } from '../output/versions.js';
 import { type BatchJobData, batchJobId, type RunStore } from '../queue/distributed.js';
-import { batchRecordFrom, failuresOfBatch } from './batch-record.js';
 import { PLAN_CHUNKS_FILE, PLAN_FILE, type PlanFile } from './enqueue.js';
-import { finalizeVersion } from './finalize.js';
-import { manifestOf } from './manifest-of.js';
-import { versionWriter } from './output-session.js';
 
 export interface FinalizeRunOptions {
   readonly runs: RunStore;

@@ -9,38 +9,43 @@
  * and skips every batch its version holds; texts the dataset holds under any batch are reused.
  */
 import { setImmediate } from 'node:timers/promises';
+import { type CalibrationCost, calibrate, readCalibration, writeCalibration } from '../chunking/calibrate.js';
 import { CLASSES } from '../chunking/index.js';
+import type { RunSizing } from '../chunking/run-sizing.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { RunSettings } from '../config/settings.js';
 import type { Batch, ChunkFailure, TranscriptionFailure } from '../domain.js';
 import { CostBudget } from '../embedding/cost-budget.js';
+import { embedderFor } from '../embedding/embedder.js';
 import { BatchFailedError } from '../embedding/gateway-embedder.js';
+import { ReusingEmbedder } from '../embedding/reuse.js';
 import { DatasetContractError, EmbedpipeError, OutputLockedError, RunStoppedError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import { RunStats } from '../observability/stats.js';
+import {
+  batchRecordMetadata,
+  batchRecordOf,
+  failuresOfBatch,
+  withoutStaleRows,
+} from '../output/batch-record.js';
 import { ExpectedRows } from '../output/contract.js';
+import { type FinalizedVersion, finalizeVersion } from '../output/finalize.js';
 import { FreeSpaceGuard } from '../output/free-space.js';
+import { GroupCommitter } from '../output/group-committer.js';
 import { REJECTS_FILE, sideFile } from '../output/index.js';
+import { manifestOf, versionCounts } from '../output/manifest-of.js';
 import { type FileRowKeys, rowKeysOf } from '../output/row-keys.js';
+import { type OutputSession, openOutput } from '../output/session.js';
+import { replaySpill } from '../output/spill-replay.js';
 import { VectorIndex } from '../output/vector-index.js';
 import { VersionedDataset } from '../output/versions.js';
+import { findModel, makePlan, type RunPlan } from '../planning/plan.js';
+import { produce } from '../planning/produce.js';
+import { countWorkToSend, sizingFor } from '../planning/to-send.js';
 import { InProcessQueue } from '../queue/in-process-queue.js';
-import { estimatedTranscription, runTranscription, transcriptDirs } from './audio.js';
-import { batchRecordMetadata, batchRecordOf, failuresOfBatch, withoutStaleRows } from './batch-record.js';
-import { type CalibrationCost, calibrate, readCalibration, writeCalibration } from './calibrate.js';
-import { embedderFor } from './embedder.js';
-import { type FinalizedVersion, finalizeVersion } from './finalize.js';
-import { GroupCommitter } from './group-committer.js';
-import { manifestOf, versionCounts } from './manifest-of.js';
-import { type OutputSession, openOutput } from './output-session.js';
-import { findModel, makePlan, type RunPlan } from './plan.js';
-import { produce } from './produce.js';
-import { ReusingEmbedder } from './reuse.js';
-import type { RunSizing } from './sizing.js';
-import { replaySpill } from './spill-replay.js';
+import { estimatedTranscription, runTranscription, transcriptDirs } from '../transcription/audio.js';
 import { type RunSummary, type SizingSummary, summarize, type WorkToSend } from './summary.js';
-import { countWorkToSend, sizingFor } from './to-send.js';
 
 export type { RunSummary } from './summary.js';
 
@@ -150,7 +155,7 @@ async function embedInto(
   const budget = settings.maxCostUsd !== undefined ? new CostBudget(settings.maxCostUsd) : undefined;
   const embedder = embedderFor(settings, { client, model, sizing, stats, logger, pricePerToken, budget });
 
-  // Audio corpora: transcribed on the way from the reader to the chunker (pipeline/audio.ts).
+  // Audio corpora: transcribed on the way from the reader to the chunker (transcription/audio.ts).
   const versions = await session.dataset.list();
   const audio = await runTranscription(settings, plan, {
     client,

@@ -3,7 +3,7 @@ import type { RunSettings } from '../config/settings.js';
 import type { RunStats } from '../observability/stats.js';
 import type { DocumentChanges } from '../output/document-changes.js';
 import type { ManifestCounts } from '../output/index.js';
-import type { TranscriptionEstimate } from './transcribe.js';
+import type { TranscriptionEstimate } from '../transcription/stage.js';
 
 export interface RunSummary {
   /**

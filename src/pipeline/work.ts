@@ -10,15 +10,26 @@
  * (UnrecoverableError). 402 (or 401) pauses the queue for every worker until `embedpipe resume`.
  */
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import { readCalibration } from '../chunking/calibrate.js';
+import { RunSizing } from '../chunking/run-sizing.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { embedderFor } from '../embedding/embedder.js';
 import { BatchFailedError } from '../embedding/gateway-embedder.js';
+import { ReusingEmbedder } from '../embedding/reuse.js';
 import { ExitCode, OutputLockedError } from '../errors.js';
 import { GatewayError } from '../gateway/errors.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { WorkerMetrics } from '../observability/metrics.js';
 import { RunStats } from '../observability/stats.js';
+import {
+  type BatchRecord,
+  batchRecordFrom,
+  batchRecordMetadata,
+  batchRecordOf,
+} from '../output/batch-record.js';
 import type { DatasetWriter } from '../output/index.js';
+import { versionWriter } from '../output/session.js';
 import { VectorIndex } from '../output/vector-index.js';
 import {
   type BatchJobData,
@@ -32,13 +43,7 @@ import {
   RunStore,
 } from '../queue/distributed.js';
 import type { RedisOutage } from '../queue/outage.js';
-import { type BatchRecord, batchRecordFrom, batchRecordMetadata, batchRecordOf } from './batch-record.js';
-import { readCalibration } from './calibrate.js';
-import { embedderFor } from './embedder.js';
 import { finalizeRun } from './finalize-run.js';
-import { versionWriter } from './output-session.js';
-import { ReusingEmbedder } from './reuse.js';
-import { RunSizing } from './sizing.js';
 
 export interface WorkerOptions {
   readonly client: GatewayClient;

@@ -6,13 +6,13 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CALIBRATION_PROBES } from '../../src/chunking/calibrate.js';
 import {
   EMULATOR_API_KEY,
   embeddingFor,
   type RunningEmulator,
   startEmulator,
 } from '../../src/emulator/index.js';
-import { CALIBRATION_PROBES } from '../../src/pipeline/calibrate.js';
 import { runArgs, runCli, SMALL_BATCHES, spawnCli } from '../helpers/cli.js';
 import { type HardCorpus, writeHardCsv } from '../helpers/corpus.js';
 import { expectExactDataset } from '../helpers/dataset-checks.js';

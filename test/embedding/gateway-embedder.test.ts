@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { RunSizing } from '../../src/chunking/run-sizing.js';
 import type { Batch, Chunk } from '../../src/domain.js';
 import { BatchFailedError } from '../../src/embedding/gateway-embedder.js';
 import { EMULATOR_API_KEY, type EmulatorOptions, embeddingFor } from '../../src/emulator/index.js';
 import { InsufficientCreditsError } from '../../src/gateway/index.js';
-import type { RunSizing } from '../../src/pipeline/sizing.js';
 import { batchOf as batchFor, textChunk } from '../helpers/chunks.js';
 import { type TestEmbedderOptions, testEmbedder, useEmulatorClient } from '../helpers/embedder.js';
 import { sizingFor } from '../helpers/sizing.js';

@@ -1,6 +1,6 @@
 /** A run's ledger filled as a run would fill it, for tests of what reads it (progress, summary). */
 import type { RunStats } from '../../src/observability/stats.js';
-import type { BatchRecord } from '../../src/pipeline/batch-record.js';
+import type { BatchRecord } from '../../src/output/batch-record.js';
 
 export interface Booked {
   planned?: number;

@@ -1,5 +1,5 @@
 import { BYTE_BOUND_WEIGHTS, TokenCalibration } from '../../src/chunking/index.js';
-import { RunSizing } from '../../src/pipeline/sizing.js';
+import { RunSizing } from '../../src/chunking/run-sizing.js';
 
 /**
  * A run's sizing for `model` that believes the gateway counts `tokensPerByte` of every byte

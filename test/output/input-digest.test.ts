@@ -15,7 +15,7 @@ import type { CorpusEntry } from '../../src/domain.js';
 import type { RecordTotals } from '../../src/observability/ledger.js';
 import { digestInput } from '../../src/output/input-digest.js';
 import { readManifest, writeManifest } from '../../src/output/manifest.js';
-import { manifestOf } from '../../src/pipeline/manifest-of.js';
+import { manifestOf } from '../../src/output/manifest-of.js';
 import { tempFolder } from '../helpers/temp.js';
 
 const root = await tempFolder('embedpipe-digest-');

@@ -40,7 +40,11 @@ describe('the spill', () => {
   it('writes a batch of more vectors than one writev takes (IOV_MAX 1024) whole', async () => {
     const dir = await tempFolder('embedpipe-spill-');
     const spill = await SpillLog.open(dir);
-    const big = embedded('big', Array.from({ length: 2_048 }, (_, i) => `text ${i}`), 8);
+    const big = embedded(
+      'big',
+      Array.from({ length: 2_048 }, (_, i) => `text ${i}`),
+      8,
+    );
     await spill.append({ plannedChunks: 2_048, embedded: big });
     const [read] = await readSpill(dir);
     expect(read!.embedded.vectors.map((v) => [...v])).toEqual(big.vectors.map((v) => [...v]));

@@ -10,15 +10,15 @@ import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
 import { formatUsd, type ManifestTranscription, TranscriptStore } from '../output/index.js';
 import type { DatasetVersion } from '../output/versions.js';
-import { GatewayTranscriber, type SpendingCap } from '../transcription/transcriber.js';
-import type { RunPlan } from './plan.js';
+import type { RunPlan } from '../planning/plan.js';
 import {
   type TranscriptionEstimate,
   TranscriptionEstimator,
   type TranscriptionStage,
   TranscriptTally,
   transcribingStage,
-} from './transcribe.js';
+} from './stage.js';
+import { GatewayTranscriber, type SpendingCap } from './transcriber.js';
 
 /**
  * The version folders whose transcripts a run may reuse, best first: `first` (the version a run

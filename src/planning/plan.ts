@@ -3,6 +3,7 @@
  * corpus → chunks → batches. Deterministic: the same corpus and settings give the same batch ids.
  */
 import { chunkTokenBudget } from '../chunking/index.js';
+import type { RunSizing } from '../chunking/run-sizing.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { RunSettings } from '../config/settings.js';
 import { type CorpusFormat, CorpusStats, openCorpus, resolveCorpusFormat } from '../corpus/index.js';
@@ -11,9 +12,8 @@ import { UsageError } from '../errors.js';
 import { explainLookupFailure } from '../gateway/errors.js';
 import { type EmbeddingModel, type GatewayClient, retrying } from '../gateway/index.js';
 import type { RunStats } from '../observability/stats.js';
-import { planBatches } from '../planning/index.js';
-import type { RunSizing } from './sizing.js';
-import type { TranscriptionStage } from './transcribe.js';
+import type { TranscriptionStage } from '../transcription/stage.js';
+import { planBatches } from './index.js';
 
 export interface RunPlan {
   readonly model: EmbeddingModel;

@@ -13,6 +13,11 @@
  *   chunks, numbered 0..k-1 afresh, and every other copy of its old chunks is dropped (before
  *   sending, or at finalize from committed parts).
  */
+
+import { DEFAULTS } from '../config/defaults.js';
+import { Reason } from '../corpus/entries.js';
+import type { Chunk, Document } from '../domain.js';
+import type { ChunkSizing } from '../embedding/chunk-sizing.js';
 import {
   type CalibrationEpoch,
   type CalibrationState,
@@ -26,11 +31,7 @@ import {
   profileOf,
   TokenCalibration,
   utf8Length,
-} from '../chunking/index.js';
-import { DEFAULTS } from '../config/defaults.js';
-import { Reason } from '../corpus/entries.js';
-import type { Chunk, Document } from '../domain.js';
-import type { ChunkSizing } from '../embedding/chunk-sizing.js';
+} from './index.js';
 
 /** A document is re-planned at most this often; after that its chunk fails with the gateway's message. */
 const MAX_REPLANS = 6;

@@ -8,10 +8,10 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Batch, Chunk, EmbeddedBatch } from '../../src/domain.js';
+import { ReusingEmbedder } from '../../src/embedding/reuse.js';
 import { RunStats } from '../../src/observability/stats.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import { VectorIndex } from '../../src/output/vector-index.js';
-import { ReusingEmbedder } from '../../src/pipeline/reuse.js';
 import { batchOf, embeddedBatch, textChunk } from '../helpers/chunks.js';
 import { tempFolder } from '../helpers/temp.js';
 

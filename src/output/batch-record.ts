@@ -20,7 +20,7 @@ export interface BatchRecord {
   readonly retries: number;
   readonly provider?: string;
   readonly failures: readonly ChunkFailure[];
-  /** Documents this batch re-planned: its part holds all their rows (see pipeline/sizing.ts). */
+  /** Documents this batch re-planned: its part holds all their rows (see chunking/run-sizing.ts). */
   readonly replanned?: readonly string[];
 }
 

@@ -28,7 +28,7 @@ import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
 import { type TranscriptRecord, type TranscriptStore, transcriptKey } from '../output/transcripts.js';
 import { isRetryable } from '../retry/index.js';
-import type { GatewayTranscriber } from '../transcription/transcriber.js';
+import type { GatewayTranscriber } from './transcriber.js';
 
 /** Corpus entries in, corpus entries out: audio documents become text documents (or rejects). */
 export type TranscriptionStage = (entries: AsyncIterable<CorpusEntry>) => AsyncIterable<CorpusEntry>;

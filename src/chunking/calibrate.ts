@@ -5,6 +5,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { RunSettings } from '../config/settings.js';
+import { openCorpus, resolveCorpusFormat } from '../corpus/index.js';
+import type { GatewayEmbedder } from '../embedding/gateway-embedder.js';
+import type { Logger } from '../observability/logger.js';
+import { CALIBRATION_FILE, writeFileAtomic } from '../output/index.js';
+import { corpusOptions } from '../planning/plan.js';
 import {
   type CalibrationState,
   CLASSES,
@@ -12,14 +18,8 @@ import {
   prefixWithinBytes,
   profileOf,
   type TokenObservation,
-} from '../chunking/index.js';
-import type { RunSettings } from '../config/settings.js';
-import { openCorpus, resolveCorpusFormat } from '../corpus/index.js';
-import type { GatewayEmbedder } from '../embedding/gateway-embedder.js';
-import type { Logger } from '../observability/logger.js';
-import { CALIBRATION_FILE, writeFileAtomic } from '../output/index.js';
-import { corpusOptions } from './plan.js';
-import type { RunSizing } from './sizing.js';
+} from './index.js';
+import type { RunSizing } from './run-sizing.js';
 
 /** Probes sent: enough to meet the corpus's scripts near its start, few enough to cost nothing. */
 export const CALIBRATION_PROBES = 12;

@@ -6,14 +6,15 @@
  * failures, exactly those chunks are produced again as its repair batch (and a committed repair
  * with failures gets one in turn).
  */
+
+import type { RunSizing } from '../chunking/run-sizing.js';
 import type { RunSettings } from '../config/settings.js';
 import type { Batch, Reject } from '../domain.js';
 import type { RunStats } from '../observability/stats.js';
+import { type BatchRecord, repairBatchOf } from '../output/batch-record.js';
 import type { ExpectedRows } from '../output/contract.js';
-import { type BatchRecord, repairBatchOf } from './batch-record.js';
+import type { TranscriptionStage } from '../transcription/stage.js';
 import { plannedBatches, type RunPlan } from './plan.js';
-import type { RunSizing } from './sizing.js';
-import type { TranscriptionStage } from './transcribe.js';
 
 export interface ProduceInput {
   readonly settings: RunSettings;

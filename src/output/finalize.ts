@@ -14,7 +14,7 @@ import pLimit from 'p-limit';
 import type { ChunkFailure, TranscriptionFailure } from '../domain.js';
 import { DatasetContractError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { writeFileAtomic } from '../output/atomic.js';
+import { writeFileAtomic } from './atomic.js';
 import {
   type ContractViolation,
   checkRows,
@@ -25,8 +25,8 @@ import {
   rowsDigest,
   selectRows,
   Violations,
-} from '../output/contract.js';
-import { type DocumentChanges, documentChanges } from '../output/document-changes.js';
+} from './contract.js';
+import { type DocumentChanges, documentChanges } from './document-changes.js';
 import {
   compactParts,
   type DatasetWriter,
@@ -36,12 +36,12 @@ import {
   type ManifestDataset,
   sideFile,
   writeManifest,
-} from '../output/index.js';
-import { DOCUMENTS_FILE } from '../output/jsonl.js';
-import type { ManifestContract } from '../output/manifest.js';
-import { type FileRowKeys, type RowKeyOptions, readRowKeys } from '../output/row-keys.js';
-import { verifyVersion } from '../output/verify.js';
-import type { VersionedDataset } from '../output/versions.js';
+} from './index.js';
+import { DOCUMENTS_FILE } from './jsonl.js';
+import type { ManifestContract } from './manifest.js';
+import { type FileRowKeys, type RowKeyOptions, readRowKeys } from './row-keys.js';
+import { verifyVersion } from './verify.js';
+import type { VersionedDataset } from './versions.js';
 
 export interface FinalizeInput {
   readonly writer: DatasetWriter;

@@ -2,11 +2,12 @@
  * A resumed run first commits what the killed one had paid for and spilled (output/spill.ts) but
  * not committed: those batches are then skipped like any committed batch, never sent again.
  */
+
+import type { RunSizing } from '../chunking/run-sizing.js';
 import type { Logger } from '../observability/logger.js';
-import { readSpill, SpillLog } from '../output/spill.js';
 import { batchRecordMetadata, batchRecordOf, withoutStaleRows } from './batch-record.js';
-import type { OutputSession } from './output-session.js';
-import type { RunSizing } from './sizing.js';
+import type { OutputSession } from './session.js';
+import { readSpill, SpillLog } from './spill.js';
 
 /** Commits the spill's uncommitted batches into the session's version; returns the fresh spill. */
 export async function replaySpill(

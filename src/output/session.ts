@@ -7,11 +7,11 @@
 import { access, constants, mkdir, rm } from 'node:fs/promises';
 import { outputFolderError, UsageError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { DatasetWriter, type Manifest, type ManifestV1, readManifest } from '../output/index.js';
-import { type HeldLock, lockDataset } from '../output/lock.js';
-import { type StagingVersion, VersionedDataset } from '../output/versions.js';
+import { TOOL } from '../version.js';
 import { type BatchRecord, batchRecordFrom } from './batch-record.js';
-import { TOOL } from './tool.js';
+import { DatasetWriter, type Manifest, type ManifestV1, readManifest } from './index.js';
+import { type HeldLock, lockDataset } from './lock.js';
+import { type StagingVersion, VersionedDataset } from './versions.js';
 
 export interface OutputSession {
   readonly dataset: VersionedDataset;

@@ -3,6 +3,7 @@ import { isAudioFileName } from '../corpus/audio.js';
 import { isImageFileName } from '../corpus/images.js';
 import { isTextFileName } from '../corpus/text-folder.js';
 import type { RecordTotals } from '../observability/ledger.js';
+import { TOOL } from '../version.js';
 import {
   digestInput,
   formatUsd,
@@ -12,8 +13,7 @@ import {
   type ManifestDataset,
   type ManifestTranscription,
   redactBaseUrl,
-} from '../output/index.js';
-import { TOOL } from './tool.js';
+} from './index.js';
 
 export interface ManifestFacts {
   readonly model: string;

@@ -5,15 +5,15 @@
  * left to embed. Calls no embeddings and writes nothing.
  */
 import type { CalibrationState } from '../chunking/index.js';
+import { RunSizing } from '../chunking/run-sizing.js';
 import type { RunSettings } from '../config/settings.js';
 import type { Reject } from '../domain.js';
 import type { RunStats } from '../observability/stats.js';
 import { DatasetWriter } from '../output/index.js';
 import { VectorIndex } from '../output/vector-index.js';
+import type { WorkToSend } from '../pipeline/summary.js';
+import type { TranscriptionStage } from '../transcription/stage.js';
 import { plannedBatches, type RunPlan } from './plan.js';
-import { RunSizing } from './sizing.js';
-import type { WorkToSend } from './summary.js';
-import type { TranscriptionStage } from './transcribe.js';
 
 export interface CountInput {
   readonly settings: RunSettings;

@@ -5,11 +5,12 @@
  * or from an earlier chunk of the same batch; only texts none of these holds are sent. Keyed by
  * `content_hash` (model + exact text), so reuse never crosses models.
  */
+
+import type { RunSizing } from '../chunking/run-sizing.js';
 import type { Batch, Chunk, EmbeddedBatch } from '../domain.js';
-import type { GatewayEmbedder } from '../embedding/gateway-embedder.js';
 import type { RunStats } from '../observability/stats.js';
 import type { VectorIndex } from '../output/vector-index.js';
-import type { RunSizing } from './sizing.js';
+import type { GatewayEmbedder } from './gateway-embedder.js';
 
 export interface ReuseOptions {
   readonly embedder: Pick<GatewayEmbedder, 'embedBatch' | 'nothingSent'>;

@@ -1,13 +1,14 @@
 /** The gateway embedder of a run, built the same way by `run`, `enqueue` (calibration) and `worker`. */
+
+import type { RunSizing } from '../chunking/run-sizing.js';
 import type { ProviderSettings } from '../config/settings.js';
-import type { CostBudget } from '../embedding/cost-budget.js';
-import { EncodingPolicy } from '../embedding/encoding-policy.js';
-import { GatewayEmbedder } from '../embedding/gateway-embedder.js';
-import { ProviderRouter } from '../embedding/provider-router.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
-import type { RunSizing } from './sizing.js';
+import type { CostBudget } from './cost-budget.js';
+import { EncodingPolicy } from './encoding-policy.js';
+import { GatewayEmbedder } from './gateway-embedder.js';
+import { ProviderRouter } from './provider-router.js';
 
 export interface EmbedderSettings {
   readonly provider: ProviderSettings;

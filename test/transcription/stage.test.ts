@@ -15,7 +15,7 @@ import { GatewayClient } from '../../src/gateway/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { RunStats } from '../../src/observability/stats.js';
 import { TRANSCRIPTS_FILE, TranscriptStore } from '../../src/output/transcripts.js';
-import { transcribingStage } from '../../src/pipeline/transcribe.js';
+import { transcribingStage } from '../../src/transcription/stage.js';
 import { GatewayTranscriber } from '../../src/transcription/transcriber.js';
 import { wav } from '../helpers/audio.js';
 import { tempFolder } from '../helpers/temp.js';
