@@ -38,16 +38,6 @@ export interface FileReadOptions {
   readonly maxAudioBytes?: number | undefined;
 }
 
-/** The first byte a decoder refused, and where: `within` the line, a field, or (absent) the file. */
-export interface BadByte {
-  readonly byte: number;
-  readonly offset: number;
-  readonly within?: string | undefined;
-}
-
-const atByte = ({ byte, offset, within }: BadByte): string =>
-  `byte 0x${byte.toString(16).toUpperCase().padStart(2, '0')} at offset ${offset}${within ? ` of ${within}` : ''}`;
-
 /** Lines a CSV quote read as one field, and the rows on them that are lost into its reject. */
 function swallowedLines(from: number, to: number): string {
   const rows = to === from + 1 ? `the row on line ${to} is` : `the rows on lines ${from + 1}-${to} are`;
@@ -55,12 +45,6 @@ function swallowedLines(from: number, to: number): string {
 }
 
 export const Reason = {
-  invalidUtf8: (at: BadByte, suggested: string) =>
-    `invalid UTF-8 (${atByte(at)}); it reads as ${suggested}: pass --encoding ${suggested}`,
-  /** With --encoding: neither UTF-8 (tried first) nor the encoding reads it. */
-  invalidUtf8Or: (at: BadByte, encoding: string) => `invalid UTF-8 (${atByte(at)}) and invalid ${encoding}`,
-  invalidEncoding: (encoding: string, within?: string) =>
-    `invalid ${encoding}${within ? ` in ${within}` : ''}`,
   missingId: 'missing id',
   nullId: 'missing id (null)',
   nonStringId: (what: string) => `non-string id (${what})`,

@@ -4,7 +4,26 @@
  * with U+FFFD by a lenient decoder. UTF-8 by default; `--encoding` names another (TextDecoding).
  */
 import { TextDecoder } from 'node:util';
-import { Reason } from './entries.js';
+
+/** The first byte a decoder refused, and where: `within` the line, a field, or (absent) the file. */
+export interface BadByte {
+  readonly byte: number;
+  readonly offset: number;
+  readonly within?: string | undefined;
+}
+
+const atByte = ({ byte, offset, within }: BadByte): string =>
+  `byte 0x${byte.toString(16).toUpperCase().padStart(2, '0')} at offset ${offset}${within ? ` of ${within}` : ''}`;
+
+/** Why a text does not decode: the reject's reason. */
+const Reason = {
+  invalidUtf8: (at: BadByte, suggested: string) =>
+    `invalid UTF-8 (${atByte(at)}); it reads as ${suggested}: pass --encoding ${suggested}`,
+  /** With --encoding: neither UTF-8 (tried first) nor the encoding reads it. */
+  invalidUtf8Or: (at: BadByte, encoding: string) => `invalid UTF-8 (${atByte(at)}) and invalid ${encoding}`,
+  invalidEncoding: (encoding: string, within?: string) =>
+    `invalid ${encoding}${within ? ` in ${within}` : ''}`,
+};
 
 // fatal: invalid bytes throw instead of becoming U+FFFD (a real U+FFFD in the data still decodes).
 // ignoreBOM: a U+FEFF inside a field or line is data; only the file's leading BOM is dropped (stripBom).

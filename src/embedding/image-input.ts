@@ -7,10 +7,11 @@
 import { toDataUrl } from '../corpus/images.js';
 import { rereadMediaFile } from '../corpus/media-file.js';
 import type { ImageRef } from '../domain.js';
+import { EmbedpipeError } from '../errors.js';
 import type { ContentPart, MultimodalBlock } from '../gateway/wire.js';
 
 /** A planned image that cannot be sent as planned: a failure of its chunk, not of the batch. */
-export class ImageUnavailableError extends Error {}
+export class ImageUnavailableError extends EmbedpipeError {}
 
 /** The URL an image part carries: a URL as given, or a local file's bytes as a data URL. */
 export async function imageUrlOf(image: ImageRef): Promise<string> {

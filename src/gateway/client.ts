@@ -10,7 +10,10 @@ import { isAscii } from 'node:buffer';
 import { Agent, DecoratorHandler, type Dispatcher, request } from 'undici';
 import { DEFAULTS } from '../config/defaults.js';
 import { EmbedpipeError, UsageError } from '../errors.js';
-import { RetryAfterGate } from '../retry/gate.js';
+import { type RetryAfterEvent, RetryAfterGate } from '../retry/gate.js';
+
+export type { RetryAfterEvent } from '../retry/gate.js';
+
 import { parseRetryAfter } from '../retry/retry-after.js';
 import { onAbort } from '../retry/timing.js';
 import { AdaptiveWindow } from '../retry/window.js';
@@ -72,20 +75,6 @@ export interface GatewayClientOptions {
   referer?: string;
   serviceTitle?: string;
   userAgent?: string;
-}
-
-/** A response asked to wait: the gate of its key is closed until `until`. */
-export interface RetryAfterEvent {
-  status: number;
-  retryAfterMs: number;
-  /** Ms since the epoch: nothing goes out on the key before. */
-  until: number;
-  /** The gate was open before this answer (a new wait, not one extended). */
-  newWait: boolean;
-  /** Whether the wait is longer than maxRetryAfterMs (requests fail instead of waiting). */
-  pastCap: boolean;
-  /** The in-flight window after this answer (undefined without maxInFlight). */
-  window: number | undefined;
 }
 
 export interface CallOptions {

@@ -3,7 +3,7 @@
  * what writeManifest checks and readManifest accepts (see manifest.ts, which loads this on first use).
  */
 import { z } from 'zod';
-import type { Manifest, ManifestV1 } from './manifest.js';
+import type { Manifest, ManifestV1 } from './manifest-types.js';
 
 export interface ManifestSchemas {
   readonly manifest: z.ZodType<Manifest>;

@@ -18,6 +18,9 @@ import type { Batch } from '../domain.js';
 import { RedisError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisOutage } from './outage.js';
+import { redactRedisUrl } from './redis-url.js';
+
+export { redactRedisUrl } from './redis-url.js';
 
 /** KEYS: run hash, done set, failed hash; ARGV: batch id, inputs, tokens, cost, now. */
 const COUNT_DONE = `
@@ -125,17 +128,6 @@ export async function connectRedis(
   if (role === 'client') redis.options.retryStrategy = (times) => Math.min(times * 200, 2_000);
   outage?.watch(redis);
   return redis;
-}
-
-/** The URL without its password, for messages. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(a malformed Redis URL)';
-  }
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
-import { redactRedisUrl } from './distributed.js';
+import { redactRedisUrl } from './redis-url.js';
 
 /** Errors that mean "Redis cannot be reached now", as ioredis and the socket report them. */
 const UNREACHABLE =

@@ -7,6 +7,7 @@
  * closed for longer fails the caller at once (RetryAfterTooLongError, or the error the closer
  * supplied) instead of waiting an hour in silence.
  */
+import { EmbedpipeError } from '../errors.js';
 import { now as defaultNow, sleep as defaultSleep, type Now, type Sleep } from './timing.js';
 
 export interface GateOptions {
@@ -15,7 +16,7 @@ export interface GateOptions {
 }
 
 /** The gate is closed for longer than the caller accepts to wait. Not retryable by itself. */
-export class RetryAfterTooLongError extends Error {
+export class RetryAfterTooLongError extends EmbedpipeError {
   readonly retryable = false;
   constructor(
     /** The instant the gate opens (ms since the epoch). */
@@ -27,6 +28,20 @@ export class RetryAfterTooLongError extends Error {
     );
     this.name = 'RetryAfterTooLongError';
   }
+}
+
+/** A response asked to wait: the gate of its key is closed until `until`. */
+export interface RetryAfterEvent {
+  status: number;
+  retryAfterMs: number;
+  /** Ms since the epoch: nothing goes out on the key before. */
+  until: number;
+  /** The gate was open before this answer (a new wait, not one extended). */
+  newWait: boolean;
+  /** Whether the wait is longer than maxRetryAfterMs (requests fail instead of waiting). */
+  pastCap: boolean;
+  /** The in-flight window after this answer (undefined without maxInFlight). */
+  window: number | undefined;
 }
 
 /** Builds the error thrown to a caller that will not wait until `until` (see closeFor). */
