@@ -8,8 +8,10 @@ import { DEFAULTS } from '../config/defaults.js';
 import { ENV_NAMES, type Environment, readEnvironment } from '../config/env.js';
 import { MissingKeyError } from '../errors.js';
 import { explainLookupFailure } from '../gateway/errors.js';
-import { GatewayClient, type RetryingGateway, retrying } from '../gateway/index.js';
+import type { GatewayClient, RetryingGateway } from '../gateway/index.js';
+import { retrying } from '../gateway/index.js';
 import { createLogger, type Logger } from '../observability/logger.js';
+import { createGateway } from './gateway-edge.js';
 
 export interface GatewayFlags {
   baseUrl?: string;
@@ -32,22 +34,13 @@ export function commandContext(flags: GatewayFlags): CommandContext {
     env,
     logger,
     client: (baseUrlOverride) =>
-      new GatewayClient({
+      createGateway({
         baseUrl: gatewayBaseUrl(baseUrlOverride, flags.baseUrl, env.baseUrl),
-        ...(env.apiKey ? { apiKey: env.apiKey } : {}),
-        ...(env.managementKey ? { managementKey: env.managementKey } : {}),
-        allowInsecureHttp: flags.allowInsecureHttp ?? false,
-        timeoutMs: flags.timeout ?? DEFAULTS.requestTimeoutMs,
-        ...attribution(env),
+        env,
+        management: true,
+        ...(flags.allowInsecureHttp ? { allowInsecureHttp: true } : {}),
+        ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout } : {}),
       }),
-  };
-}
-
-/** The optional attribution headers, from EMBEDPIPE_HTTP_REFERER and EMBEDPIPE_SERVICE_TITLE. */
-export function attribution(env: Environment): { referer?: string; serviceTitle?: string } {
-  return {
-    ...(env.referer ? { referer: env.referer } : {}),
-    ...(env.serviceTitle ? { serviceTitle: env.serviceTitle } : {}),
   };
 }
 

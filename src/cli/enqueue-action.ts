@@ -4,14 +4,14 @@ import { readEnvironment } from '../config/env.js';
 import { type RunFlags, readJobFile, resolveRunSettings } from '../config/settings.js';
 import { resolveCorpusFormat } from '../corpus/index.js';
 import { InterruptedError, MissingKeyError, UsageError } from '../errors.js';
-import { GatewayClient, retryAfterTooLong } from '../gateway/index.js';
+import { retryAfterTooLong } from '../gateway/index.js';
 import { createLogger } from '../observability/logger.js';
 import { RunStats } from '../observability/stats.js';
 import { enqueueCorpus } from '../pipeline/enqueue.js';
 import { RedisOutage } from '../queue/outage.js';
 import { RetryAfterSharing } from '../queue/shared-retry-after.js';
-import { attribution } from './context.js';
 import { printJson } from './format.js';
+import { createGateway } from './gateway-edge.js';
 import { type QueueFlags, queueAddress } from './queue-options.js';
 
 export interface EnqueueFlags extends RunFlags, QueueFlags {
@@ -84,16 +84,15 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
   if (!env.apiKey) throw new MissingKeyError('EMBEDPIPE_API_KEY');
   const outage = new RedisOutage(address.redisUrl, logger);
   const sharing = new RetryAfterSharing(outage.error, outage.ready);
-  const client = new GatewayClient({
+  const client = createGateway({
     baseUrl: settings.baseUrl,
-    apiKey: env.apiKey,
+    env,
     allowInsecureHttp: settings.allowInsecureHttp,
     timeoutMs: settings.timeoutMs,
     maxInFlight: settings.concurrency,
     maxRetryAfterMs: settings.retry.maxRetryAfterMs,
     // The workers of this queue use the same key: a 429 seen here holds them back too, and theirs this.
     onRetryAfter: (event) => sharing.publish(event.until),
-    ...attribution(env),
   });
   const controller = new AbortController();
   const interrupt = () =>

@@ -11,14 +11,13 @@ import {
   NothingEmbeddedError,
   RunStoppedError,
 } from '../errors.js';
-import { GatewayClient } from '../gateway/index.js';
 import { createLogger } from '../observability/logger.js';
 import { progressIntervalFrom, retryAfterReporter, startProgress } from '../observability/progress.js';
 import { RunStats } from '../observability/stats.js';
 import { FAILURES_FILE, REJECTS_FILE } from '../output/index.js';
 import { type RunSummary, runPipeline } from '../pipeline/run.js';
-import { attribution } from './context.js';
 import { printJson } from './format.js';
+import { createGateway } from './gateway-edge.js';
 
 export interface RunCommandFlags extends RunFlags {
   json?: boolean;
@@ -44,15 +43,15 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
   }
 
   const stats = new RunStats();
-  const client = new GatewayClient({
+  const client = createGateway({
     baseUrl,
+    env,
     ...(apiKey ? { apiKey } : {}),
     allowInsecureHttp: settings.allowInsecureHttp,
     timeoutMs: settings.timeoutMs,
     maxInFlight: settings.concurrency,
     maxRetryAfterMs: settings.retry.maxRetryAfterMs,
     onRetryAfter: retryAfterReporter(stats, logger),
-    ...attribution(env),
   });
   const controller = new AbortController();
   const interrupt = () =>

@@ -5,12 +5,13 @@ import { DEFAULTS } from '../config/defaults.js';
 import { type SampleResult, sampleCheck } from '../embedding/sample-check.js';
 import type { RunningEmulator } from '../emulator/index.js';
 import { DatasetContractError, UsageError } from '../errors.js';
-import { GatewayClient, retrying } from '../gateway/index.js';
+import { type GatewayClient, retrying } from '../gateway/index.js';
 import { MANIFEST_FILE } from '../output/manifest.js';
 import { verifyVersion } from '../output/verify.js';
 import { VersionedDataset } from '../output/versions.js';
-import { attribution, commandContext, type GatewayFlags, requireKey } from './context.js';
+import { commandContext, type GatewayFlags, requireKey } from './context.js';
 import { printJson } from './format.js';
+import { createGateway } from './gateway-edge.js';
 
 export interface VerifyFlags extends GatewayFlags {
   version?: string;
@@ -86,12 +87,7 @@ async function sampled(
   if (flags.emulator) {
     const { EMULATOR_API_KEY, startEmulator } = await import('../emulator/index.js');
     emulator = await startEmulator({ recordRequests: false });
-    client = new GatewayClient({
-      baseUrl: emulator.baseUrl,
-      apiKey: EMULATOR_API_KEY,
-      timeoutMs: DEFAULTS.requestTimeoutMs,
-      ...attribution(context.env),
-    });
+    client = createGateway({ baseUrl: emulator.baseUrl, env: context.env, apiKey: EMULATOR_API_KEY });
   } else {
     requireKey(context.env, 'api', ' (verify --sample embeds rows again; or pass --emulator)');
     client = context.client();

@@ -3,7 +3,7 @@ import { gatewayBaseUrl } from '../config/base-url.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { readEnvironment } from '../config/env.js';
 import { MissingKeyError } from '../errors.js';
-import { GatewayClient, retryAfterTooLong } from '../gateway/index.js';
+import { retryAfterTooLong } from '../gateway/index.js';
 import { createLogger } from '../observability/logger.js';
 import { startMetricsServer, WorkerMetrics } from '../observability/metrics.js';
 import { RunStats } from '../observability/stats.js';
@@ -11,7 +11,7 @@ import { startWorker } from '../pipeline/work.js';
 import { connectRedis } from '../queue/distributed.js';
 import { RedisOutage } from '../queue/outage.js';
 import { RetryAfterSharing } from '../queue/shared-retry-after.js';
-import { attribution } from './context.js';
+import { createGateway } from './gateway-edge.js';
 import { type QueueFlags, queueAddress } from './queue-options.js';
 
 export interface WorkerFlags extends QueueFlags {
@@ -35,14 +35,12 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
   await (await connectRedis(address.redisUrl, 'client')).quit();
   const outage = new RedisOutage(address.redisUrl, logger);
   const sharing = new RetryAfterSharing(outage.error, outage.ready);
-  const client = new GatewayClient({
+  const client = createGateway({
     baseUrl,
-    apiKey: env.apiKey,
+    env,
     allowInsecureHttp: flags.allowInsecureHttp ?? false,
-    timeoutMs: DEFAULTS.requestTimeoutMs,
     maxInFlight: concurrency,
-    maxRetryAfterMs:
-      flags.maxRetryAfter !== undefined ? flags.maxRetryAfter * 1000 : DEFAULTS.retry.maxRetryAfterMs,
+    ...(flags.maxRetryAfter !== undefined ? { maxRetryAfterMs: flags.maxRetryAfter * 1000 } : {}),
     // A 429 seen here holds back every worker of the queue, on every machine, for its Retry-After.
     onRetryAfter: (event) => {
       if (event.status === 429) metrics.rateLimited();
@@ -51,7 +49,6 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
     onResponse: (event) => {
       if (event.path.endsWith('/embeddings')) metrics.observeRequest(event.seconds);
     },
-    ...attribution(env),
   });
   await sharing.connect(address.redisUrl, address, client.retryAfterGate, retryAfterTooLong);
   const running = await startWorker({

@@ -71,7 +71,7 @@ async function loadsOf(
 function isLight(path: string): boolean {
   if (path.startsWith('node_modules/commander/') || path === 'package.json') return true;
   // The defaults table is plain constants: help texts quote it, so a default is written once.
-  if (path === 'dist/errors.js' || path === 'dist/pipeline/tool.js' || path === 'dist/config/defaults.js')
+  if (path === 'dist/errors.js' || path === 'dist/version.js' || path === 'dist/config/defaults.js')
     return true;
   return /^dist\/cli\/[\w-]+\.js$/.test(path) && !path.endsWith('-action.js');
 }

@@ -1,0 +1,43 @@
+/**
+ * The one place a command builds its gateway client: keys from the environment (never from flags:
+ * they would land in shell history and process listings), the attribution headers, the defaults of
+ * the deadline and of the longest Retry-After waited for, and the clear-text guard (the client's
+ * own, see gateway/transport.ts). What differs between commands is passed in, never rebuilt.
+ */
+import { DEFAULTS } from '../config/defaults.js';
+import type { Environment } from '../config/env.js';
+import { GatewayClient, type GatewayClientOptions } from '../gateway/index.js';
+
+export interface GatewayEdge {
+  readonly baseUrl: string;
+  readonly env: Environment;
+  /** The key to use instead of EMBEDPIPE_API_KEY (the local emulator's). */
+  readonly apiKey?: string;
+  /** Send EMBEDPIPE_MANAGEMENT_KEY too (the members listing). */
+  readonly management?: boolean;
+  readonly allowInsecureHttp?: boolean;
+  readonly timeoutMs?: number;
+  /** Requests on the wire at once (the adaptive window); unset: no cap. */
+  readonly maxInFlight?: number;
+  readonly maxRetryAfterMs?: number;
+  readonly onRetryAfter?: GatewayClientOptions['onRetryAfter'];
+  readonly onResponse?: GatewayClientOptions['onResponse'];
+}
+
+export function createGateway(edge: GatewayEdge): GatewayClient {
+  const { env } = edge;
+  const apiKey = edge.apiKey ?? env.apiKey;
+  return new GatewayClient({
+    baseUrl: edge.baseUrl,
+    ...(apiKey ? { apiKey } : {}),
+    ...(edge.management && env.managementKey ? { managementKey: env.managementKey } : {}),
+    allowInsecureHttp: edge.allowInsecureHttp ?? false,
+    timeoutMs: edge.timeoutMs ?? DEFAULTS.requestTimeoutMs,
+    ...(edge.maxInFlight !== undefined ? { maxInFlight: edge.maxInFlight } : {}),
+    maxRetryAfterMs: edge.maxRetryAfterMs ?? DEFAULTS.retry.maxRetryAfterMs,
+    ...(edge.onRetryAfter ? { onRetryAfter: edge.onRetryAfter } : {}),
+    ...(edge.onResponse ? { onResponse: edge.onResponse } : {}),
+    ...(env.referer ? { referer: env.referer } : {}),
+    ...(env.serviceTitle ? { serviceTitle: env.serviceTitle } : {}),
+  });
+}
