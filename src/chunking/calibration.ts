@@ -55,6 +55,8 @@ export interface CalibrationState {
    * differently (a finished dataset re-sent two documents).
    */
   readonly singles?: readonly TokenObservation[];
+  /** Inputs per request the gateway stated it accepts (a 400 said so): later runs keep under it. */
+  readonly maxInputs?: number;
 }
 
 /** One piece of evidence of how the gateway counts: what was sent (class counts) and its usage. */
@@ -81,6 +83,7 @@ export class TokenCalibration {
   readonly #singles: TokenObservation[];
   readonly #batches: TokenObservation[] = [];
   #changed = false;
+  #maxInputs: number | undefined;
   /** measured() of the current epoch and evidence (it runs once per document planned). */
   #measured: { epoch: CalibrationEpoch; singles: number; features: readonly boolean[] } | undefined;
 
@@ -103,9 +106,10 @@ export class TokenCalibration {
   /** A state persisted by an earlier run, when it was made for the same model and budget. */
   static restore(state: CalibrationState | undefined, model: string, budgetTokens: number): TokenCalibration {
     const usable = state?.version === 2 && state.model === model && state.budgetTokens === budgetTokens;
-    return usable
-      ? new TokenCalibration(model, budgetTokens, state.epochs, state.singles ?? [])
-      : new TokenCalibration(model, budgetTokens);
+    if (!usable) return new TokenCalibration(model, budgetTokens);
+    const restored = new TokenCalibration(model, budgetTokens, state.epochs, state.singles ?? []);
+    if (state.maxInputs !== undefined) restored.#maxInputs = state.maxInputs;
+    return restored;
   }
 
   get epochs(): readonly CalibrationEpoch[] {
@@ -199,7 +203,20 @@ export class TokenCalibration {
       budgetTokens: this.budgetTokens,
       epochs: [...this.#epochs],
       singles: [...this.#singles],
+      ...(this.#maxInputs !== undefined ? { maxInputs: this.#maxInputs } : {}),
     };
+  }
+
+  /** Inputs per request the gateway stated it accepts; undefined while none did. */
+  get maxInputs(): number | undefined {
+    return this.#maxInputs;
+  }
+
+  /** A 400 stated this inputs-per-request limit: kept, and persisted with the calibration. */
+  learnMaxInputs(limit: number): void {
+    if (this.#maxInputs !== undefined && this.#maxInputs <= limit) return;
+    this.#maxInputs = limit;
+    this.#changed = true;
   }
 
   #open(epoch: CalibrationEpoch, nextDocument: number): void {

@@ -259,6 +259,14 @@ export class RunSizing implements ChunkSizing {
     this.calibration.observe({ profile: profileOf(chunk.text), tokens, single: true }, next, 'rejection');
   }
 
+  get maxInputs(): number | undefined {
+    return this.calibration.maxInputs;
+  }
+
+  learnMaxInputs(limit: number): void {
+    this.calibration.learnMaxInputs(limit);
+  }
+
   replan(documentId: string, batchId: string): Chunk[] | undefined {
     const open = this.#open.get(documentId);
     const previous = this.#owners.get(documentId);

@@ -16,4 +16,8 @@ export interface ChunkSizing {
   rejected(chunk: Chunk, stated: { limit?: number | undefined; counted?: number | undefined }): void;
   /** The document's chunks under the current budget, now owned by `batchId`; undefined when it cannot be re-planned. */
   replan(documentId: string, batchId: string): Chunk[] | undefined;
+  /** Inputs per request the gateway stated it accepts (learned this run or by an earlier one). */
+  readonly maxInputs: number | undefined;
+  /** Keeps a stated inputs-per-request limit for the rest of the run and for later runs. */
+  learnMaxInputs(limit: number): void;
 }

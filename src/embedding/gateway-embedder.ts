@@ -165,8 +165,6 @@ export class GatewayEmbedder {
   readonly #options: GatewayEmbedderOptions;
   readonly #refusals: RefusalStorm;
   #dims: number | undefined;
-  /** Inputs per request the gateway stated it accepts, once it refused more. */
-  #maxInputs: number | undefined;
 
   constructor(options: GatewayEmbedderOptions) {
     this.#options = options;
@@ -180,10 +178,6 @@ export class GatewayEmbedder {
     );
   }
 
-  /** The inputs-per-request limit the gateway stated (undefined: none learned). */
-  get maxInputs(): number | undefined {
-    return this.#maxInputs;
-  }
 
   /** The run's vector length, once the first answer arrived. */
   get dims(): number | undefined {
@@ -262,7 +256,7 @@ export class GatewayEmbedder {
     // A document may have been re-planned since this group was formed (by this or another batch).
     const live = group.filter((chunk) => !sizing.isStale(chunk, batchId));
     if (live.length === 0) return;
-    const limit = this.#maxInputs;
+    const limit = sizing.maxInputs;
     if (limit !== undefined && live.length > limit) {
       for (let at = 0; at < live.length; at += limit)
         await this.#embedGroup(live.slice(at, at + limit), outcome, signal);
@@ -338,11 +332,12 @@ export class GatewayEmbedder {
   #learnInputLimit(error: BadRequestError, sent: number): boolean {
     const stated = statedInputLimit(error.message, sent);
     if (stated === undefined) return false;
-    if (this.#maxInputs === undefined || stated < this.#maxInputs) {
-      this.#maxInputs = stated;
+    const { sizing } = this.#options;
+    if (sizing.maxInputs === undefined || stated < sizing.maxInputs) {
+      sizing.learnMaxInputs(stated);
       this.#options.logger.warn(
         { maxInputs: stated },
-        `the gateway accepts at most ${stated} inputs per request: the rest of the run sends no more (set --max-inputs ${stated} to plan for it)`,
+        `the gateway accepts at most ${stated} inputs per request: this run and later ones send no more (kept in _calibration.json; --max-inputs ${stated} also plans batches that size)`,
       );
     }
     return true;

@@ -5,7 +5,7 @@
  * temp files of killed runs are cleaned.
  */
 
-import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -146,14 +146,29 @@ describe('faults and re-runs', () => {
     try {
       const summary = await run(out, { maxInputs: 32, concurrency: 1 });
       expect(summary).toMatchObject({ status: 'done', rows: 300, failures: 0 });
+      // One refused request teaches the limit; every later one keeps under it.
+      expect(refused).toBe(1);
+      expect(
+        Math.max(...sent.slice(sent.findIndex((input) => input.length > 8) + 1).map((i) => i.length)),
+      ).toBe(8);
+      // The dataset's calibration keeps it: the next night (40 more documents) is never refused.
+      expect(JSON.parse(await readFile(join(out, '_calibration.json'), 'utf8'))).toMatchObject({
+        maxInputs: 8,
+      });
+      const more = join(root, 'input-limit-more.jsonl');
+      const extra = Array.from({ length: 40 }, (_, i) =>
+        JSON.stringify({ id: `n${i}`, text: `a new note ${i}` }),
+      );
+      await writeFile(more, `${(await readFile(corpus, 'utf8')).trimEnd()}\n${extra.join('\n')}\n`);
+      sent = [];
+      refused = 0;
+      const next = await run(out, { maxInputs: 32, concurrency: 1, input: more });
+      expect(next).toMatchObject({ status: 'done', rows: 340, failures: 0 });
+      expect(refused).toBe(0);
+      expect(Math.max(...sent.map((input) => input.length))).toBeLessThanOrEqual(8);
     } finally {
       inputLimit = undefined;
     }
-    // One refused request teaches the limit; every later one keeps under it.
-    expect(refused).toBe(1);
-    expect(
-      Math.max(...sent.slice(sent.findIndex((input) => input.length > 8) + 1).map((i) => i.length)),
-    ).toBe(8);
   });
 
   it("refuses to delete another model's or plan's unfinished files unless --force", async () => {
