@@ -51,6 +51,38 @@ export async function writeCalibration(outDir: string, sizing: RunSizing): Promi
 }
 
 /**
+ * Calibrates a run's sizing: with no calibration yet, the probes up front (then persisted); and a
+ * probe of any text the planner meets that no probe measured (sizing.measureWith). Returns what
+ * they cost, a record that keeps counting while the run plans.
+ */
+export async function calibrateRun(
+  settings: RunSettings,
+  sizing: RunSizing,
+  embedder: GatewayEmbedder,
+  logger: Logger,
+  signal: AbortSignal,
+  persist: () => Promise<void>,
+): Promise<CalibrationCost> {
+  const spent = { probes: 0, requests: 0, tokens: 0, cost: 0 };
+  const add = (more: CalibrationCost) => {
+    spent.probes += more.probes;
+    spent.requests += more.requests;
+    spent.tokens += more.tokens;
+    spent.cost += more.cost;
+  };
+  sizing.measureWith(async (text) => {
+    const measured = await embedder.measure(text, signal);
+    add({ probes: 1, requests: measured.requests, tokens: measured.tokens ?? 0, cost: measured.cost });
+    return measured.tokens;
+  });
+  if (sizing.calibration.isPrior) {
+    add(await calibrate(settings, sizing, embedder, logger, signal));
+    await persist();
+  }
+  return spent;
+}
+
+/**
  * Probes the gateway with up to CALIBRATION_PROBES texts from the corpus's first documents. Each
  * probe is at most the chunk budget in bytes, so even a gateway counting a token per byte cannot
  * cut it.

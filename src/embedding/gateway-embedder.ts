@@ -178,7 +178,6 @@ export class GatewayEmbedder {
     );
   }
 
-
   /** The run's vector length, once the first answer arrived. */
   get dims(): number | undefined {
     return this.#dims;

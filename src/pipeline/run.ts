@@ -9,7 +9,12 @@
  * and skips every batch its version holds; texts the dataset holds under any batch are reused.
  */
 import { setImmediate } from 'node:timers/promises';
-import { type CalibrationCost, calibrate, readCalibration, writeCalibration } from '../chunking/calibrate.js';
+import {
+  type CalibrationCost,
+  calibrateRun,
+  readCalibration,
+  writeCalibration,
+} from '../chunking/calibrate.js';
 import { CLASSES } from '../chunking/index.js';
 import type { RunSizing } from '../chunking/run-sizing.js';
 import { DEFAULTS } from '../config/defaults.js';
@@ -21,21 +26,16 @@ import { BatchFailedError } from '../embedding/gateway-embedder.js';
 import { ReusingEmbedder } from '../embedding/reuse.js';
 import { DatasetContractError, EmbedpipeError, OutputLockedError, RunStoppedError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
+import type { RecordTotals } from '../observability/ledger.js';
 import type { Logger } from '../observability/logger.js';
 import { RunStats } from '../observability/stats.js';
-import {
-  batchRecordMetadata,
-  batchRecordOf,
-  failuresOfBatch,
-  withoutStaleRows,
-} from '../output/batch-record.js';
+import { failuresOfBatch } from '../output/batch-record.js';
 import { ExpectedRows } from '../output/contract.js';
+import { DurableCommit } from '../output/durable-commit.js';
 import { type FinalizedVersion, finalizeVersion } from '../output/finalize.js';
 import { FreeSpaceGuard } from '../output/free-space.js';
-import { GroupCommitter } from '../output/group-committer.js';
 import { REJECTS_FILE, sideFile } from '../output/index.js';
 import { manifestOf, versionCounts } from '../output/manifest-of.js';
-import { type FileRowKeys, rowKeysOf } from '../output/row-keys.js';
 import { type OutputSession, openOutput } from '../output/session.js';
 import { replaySpill } from '../output/spill-replay.js';
 import { VectorIndex } from '../output/vector-index.js';
@@ -166,13 +166,11 @@ async function embedInto(
     dir,
     versions,
   });
-  const calibrationCost = { probes: 0, requests: 0, tokens: 0, cost: 0 };
+  let calibrationCost: CalibrationCost = { probes: 0, requests: 0, tokens: 0, cost: 0 };
   const { ledger } = stats;
   const expected = new ExpectedRows();
   /** Batches whose retries ran out this run: not committed, so a re-run sends them again. */
   const failedBatches = new Map<Batch, BatchFailedError>();
-  /** Data files this process wrote, with their row keys: finalize reads neither again. */
-  const writtenHere = new Map<string, FileRowKeys>();
   let index: Promise<VectorIndex> | undefined;
   const vectors = (): Promise<VectorIndex> =>
     (index ??= VectorIndex.build(dir, [...new Set(session.fileOf.values())], settings.outputFormat));
@@ -185,55 +183,21 @@ async function embedInto(
     if (sizing.calibration.takeChange()) persisting = persisting.then(() => writeCalibration(dir, sizing));
     return persisting;
   };
-  const committer = new GroupCommitter(
-    async (group) => {
-      // A document re-planned by another batch keeps only that batch's rows.
-      const rows = group.map(({ batch, embedded }) => ({
-        batch,
-        embedded: withoutStaleRows(embedded, (chunk) => sizing.isStale(chunk, batch.batchId)),
-      }));
-      const records = rows.map(({ batch, embedded }) => batchRecordOf(batch.chunks.length, embedded));
-      await persistCalibration();
-      const written = await writer.writeGroup(
-        rows.map(({ batch, embedded }, i) => ({
-          batchId: batch.batchId,
-          batch: embedded,
-          extra: batchRecordMetadata(records[i]!),
-        })),
-      );
-      const chunks = rows.flatMap(({ embedded }) => embedded.chunks);
-      const dims = rows.find(({ embedded }) => embedded.vectors.length > 0)?.embedded.vectors[0]?.length;
-      const keys = rowKeysOf(written.file, chunks, dims);
-      // (A group without a vector declares no dims of its own: finalize reads that file.)
-      if (dims !== undefined) writtenHere.set(written.file, keys);
-      await reuse.committed(
-        written.file,
-        chunks.map((c) => c.hash),
-        rows.flatMap(({ embedded }) => embedded.vectors),
-        keys.keys,
-      );
-      await spill.committed(rows.map(({ batch }) => batch.batchId));
-      rows.forEach(({ batch }, i) => {
-        ledger.commit(records[i]!);
-        sizing.release(batch.chunks);
-      });
-    },
-    {
-      concurrency: 2,
-      maxBacklog: 2,
-      groupBytes: DEFAULTS.commit.groupBytes,
-      maxDelayMs: settings.commitIntervalMs,
-    },
-  );
+  const commit = new DurableCommit({
+    writer,
+    spill,
+    sizing,
+    ledger,
+    reuse,
+    persistCalibration,
+    groupBytes: DEFAULTS.commit.groupBytes,
+    maxDelayMs: settings.commitIntervalMs,
+  });
   const queue = new InProcessQueue(
     async (batch, signal) => {
       try {
         await space.check();
-        const embedded = await reuse.embed(batch, signal);
-        // Paid for: durable before it waits for the group commit (a killed run commits it on resume).
-        await persistCalibration();
-        await spill.append({ plannedChunks: batch.chunks.length, embedded });
-        await committer.add(batch, embedded);
+        await commit.add(batch, await reuse.embed(batch, signal));
       } catch (error) {
         if (!(error instanceof BatchFailedError)) throw error;
         sizing.release(batch.chunks);
@@ -255,22 +219,7 @@ async function embedInto(
   const onAbort = () => queue.abort(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
   signal.addEventListener('abort', onAbort, { once: true });
   try {
-    sizing.measureWith(async (text) => {
-      const measured = await embedder.measure(text, signal);
-      calibrationCost.probes += 1;
-      calibrationCost.requests += measured.requests;
-      calibrationCost.tokens += measured.tokens ?? 0;
-      calibrationCost.cost += measured.cost;
-      return measured.tokens;
-    });
-    if (sizing.calibration.isPrior) {
-      const spent = await calibrate(settings, sizing, embedder, logger, signal);
-      calibrationCost.probes += spent.probes;
-      calibrationCost.requests += spent.requests;
-      calibrationCost.tokens += spent.tokens;
-      calibrationCost.cost += spent.cost;
-      await persistCalibration();
-    }
+    calibrationCost = await calibrateRun(settings, sizing, embedder, logger, signal, persistCalibration);
     const batches = produce(
       {
         settings,
@@ -289,7 +238,7 @@ async function embedInto(
       await setImmediate();
     }
     await queue.drain();
-    await committer.drain();
+    await commit.drain();
     await spill.remove();
     await persistCalibration();
     stats.embeddingEndedAt = Date.now();
@@ -300,7 +249,7 @@ async function embedInto(
     signal.removeEventListener('abort', onAbort);
     // Even when the run stops (402, Ctrl-C, --max-cost), every batch already paid for is written.
     await queue.drain().catch(() => {});
-    await committer.drain().catch(() => {});
+    await commit.drain().catch(() => {});
     await persisting.catch(() => {});
   }
   await rejects.close();
@@ -338,6 +287,56 @@ async function embedInto(
     throw new RunStoppedError(stopped, summary);
   }
 
+  return finishRun({
+    session,
+    settings,
+    plan,
+    deps,
+    sizing,
+    expected,
+    commit,
+    failedBatches,
+    outcome,
+    tally,
+    dims,
+    calibrationCost,
+    ...(index ? { index } : {}),
+    ...(audio ? { audio } : {}),
+  });
+}
+
+/** What a run knows once its batches are in: enough to finalize its version and say how it went. */
+interface FinishedRun {
+  readonly session: OutputSession;
+  readonly settings: RunSettings;
+  readonly plan: RunPlan;
+  readonly deps: RunDependencies;
+  readonly sizing: RunSizing;
+  readonly expected: ExpectedRows;
+  readonly commit: DurableCommit;
+  readonly failedBatches: ReadonlyMap<Batch, BatchFailedError>;
+  readonly outcome: Parameters<typeof summarize>[3];
+  readonly tally: RecordTotals;
+  readonly dims: number;
+  readonly calibrationCost: CalibrationCost;
+  readonly index?: Promise<VectorIndex>;
+  readonly audio?: NonNullable<Awaited<ReturnType<typeof runTranscription>>>;
+}
+
+/**
+ * Finalizes the run's version (the contract checked, the manifest written, the switch) and returns
+ * the summary; a version that breaks the contract stops the run (exit 5) with its summary.
+ */
+async function finishRun(run: FinishedRun): Promise<RunSummary> {
+  const { session, settings, plan, sizing, expected, commit, failedBatches, outcome, tally, dims } = run;
+  const { client, logger, stats } = run.deps;
+  const { audio, calibrationCost } = run;
+  const { ledger } = stats;
+  const { writer } = session;
+  const dir = writer.dir;
+  const model = plan.model.id;
+  const current = session.current;
+  const index = run.index;
   const failures: (ChunkFailure | TranscriptionFailure)[] = [...tally.failures, ...(audio?.failures ?? [])];
   const countsOf = (failed: number) => ({
     documents: stats.documents,
@@ -369,7 +368,7 @@ async function embedInto(
           planned: [...ledger.planned],
           owners: sizing.owners(),
           expected,
-          writtenHere,
+          writtenHere: commit.writtenHere,
           // The index read the row keys of the files it was built from (carried over, resumed).
           ...(index ? { readKeys: await index } : {}),
           failures,

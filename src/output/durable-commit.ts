@@ -1,0 +1,104 @@
+/**
+ * How a paid batch becomes part of the version: appended to the spill the moment it is embedded (a
+ * killed run commits it on resume), then written with others in one group file whose footer
+ * carries each batch's record, and only then counted in the ledger and offered for reuse. The
+ * calibration that planned later documents is persisted before any part that depends on it.
+ */
+import type { Batch, Chunk, EmbeddedBatch } from '../domain.js';
+import type { Ledger } from '../observability/ledger.js';
+import { batchRecordMetadata, batchRecordOf, withoutStaleRows } from './batch-record.js';
+import type { DatasetWriter } from './dataset.js';
+import { GroupCommitter } from './group-committer.js';
+import { type FileRowKeys, rowKeysOf } from './row-keys.js';
+import type { SpillLog } from './spill.js';
+
+/** What the commit asks of the run's chunk sizing. */
+export interface CommitSizing {
+  isStale(chunk: Chunk, batchId: string): boolean;
+  release(chunks: readonly Chunk[]): void;
+}
+
+/** Where committed rows are offered for reuse (embedding/reuse.ts). */
+export interface CommittedRows {
+  committed(
+    file: string,
+    hashes: readonly string[],
+    vectors: readonly Float32Array[],
+    keys: Float64Array,
+  ): Promise<void>;
+}
+
+export interface DurableCommitOptions {
+  readonly writer: DatasetWriter;
+  readonly spill: SpillLog;
+  readonly sizing: CommitSizing;
+  readonly ledger: Ledger;
+  readonly reuse: CommittedRows;
+  /** Writes the calibration when it changed (resolves at once otherwise). */
+  readonly persistCalibration: () => Promise<void>;
+  readonly groupBytes: number;
+  readonly maxDelayMs: number;
+}
+
+export class DurableCommit {
+  /** Data files this process wrote, with their row keys: finalize reads neither again. */
+  readonly writtenHere = new Map<string, FileRowKeys>();
+  readonly #options: DurableCommitOptions;
+  readonly #committer: GroupCommitter;
+
+  constructor(options: DurableCommitOptions) {
+    this.#options = options;
+    this.#committer = new GroupCommitter((group) => this.#commitGroup(group), {
+      concurrency: 2,
+      maxBacklog: 2,
+      groupBytes: options.groupBytes,
+      maxDelayMs: options.maxDelayMs,
+    });
+  }
+
+  /** A batch just embedded: spilled now, committed with its group. Waits only on a full backlog. */
+  async add(batch: Batch, embedded: EmbeddedBatch): Promise<void> {
+    await this.#options.persistCalibration();
+    await this.#options.spill.append({ plannedChunks: batch.chunks.length, embedded });
+    await this.#committer.add(batch, embedded);
+  }
+
+  /** Commits what waits; throws the first commit failure. */
+  drain(): Promise<void> {
+    return this.#committer.drain();
+  }
+
+  async #commitGroup(group: readonly { batch: Batch; embedded: EmbeddedBatch }[]): Promise<void> {
+    const { writer, sizing, spill, ledger, reuse } = this.#options;
+    // A document re-planned by another batch keeps only that batch's rows.
+    const rows = group.map(({ batch, embedded }) => ({
+      batch,
+      embedded: withoutStaleRows(embedded, (chunk) => sizing.isStale(chunk, batch.batchId)),
+    }));
+    const records = rows.map(({ batch, embedded }) => batchRecordOf(batch.chunks.length, embedded));
+    await this.#options.persistCalibration();
+    const written = await writer.writeGroup(
+      rows.map(({ batch, embedded }, i) => ({
+        batchId: batch.batchId,
+        batch: embedded,
+        extra: batchRecordMetadata(records[i]!),
+      })),
+    );
+    const chunks = rows.flatMap(({ embedded }) => embedded.chunks);
+    const dims = rows.find(({ embedded }) => embedded.vectors.length > 0)?.embedded.vectors[0]?.length;
+    const keys = rowKeysOf(written.file, chunks, dims);
+    // (A group without a vector declares no dims of its own: finalize reads that file.)
+    if (dims !== undefined) this.writtenHere.set(written.file, keys);
+    await reuse.committed(
+      written.file,
+      chunks.map((c) => c.hash),
+      rows.flatMap(({ embedded }) => embedded.vectors),
+      keys.keys,
+    );
+    await spill.committed(rows.map(({ batch }) => batch.batchId));
+    rows.forEach(({ batch }, i) => {
+      ledger.commit(records[i]!);
+      sizing.release(batch.chunks);
+    });
+  }
+}
