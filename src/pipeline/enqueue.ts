@@ -8,18 +8,17 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { calibrate, readCalibration, writeCalibration } from '../chunking/calibrate.js';
+import { calibrateRun, readCalibration, writeCalibration } from '../chunking/calibrate.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { RunSettings } from '../config/settings.js';
 import { embedderFor } from '../embedding/embedder.js';
-import { RedisError } from '../errors.js';
-import type { GatewayClient } from '../gateway/index.js';
+import type { EmbeddingModel, GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
 import { ExpectedRows } from '../output/contract.js';
 import { REJECTS_FILE, sideFile, writeFileAtomic } from '../output/index.js';
-import { committedBatches, openOutput } from '../output/session.js';
-import { findModel, makePlan } from '../planning/plan.js';
+import { committedBatches, type OutputSession, openOutput } from '../output/session.js';
+import { findModel, makePlan, type RunPlan } from '../planning/plan.js';
 import { produce } from '../planning/produce.js';
 import { sizingFor } from '../planning/to-send.js';
 import {
@@ -33,9 +32,8 @@ import {
   type QueueAddress,
   type RunSpec,
   RunStore,
-  redactRedisUrl,
 } from '../queue/distributed.js';
-import { RedisOutage } from '../queue/outage.js';
+import { OutageBound, RedisOutage } from '../queue/outage.js';
 
 /** The plan of a distributed run, for finalize: every batch id in plan order, and the corpus counts. */
 export const PLAN_FILE = '_plan.json';
@@ -95,25 +93,16 @@ export async function enqueueCorpus(
   const outage = deps.outage ?? new RedisOutage(address.redisUrl, logger);
   const redis = await connectRedis(address.redisUrl, 'producer', outage);
   // Rides out a Redis restart; past the bound, one clear error (exit 10) instead of a hang, and
-  // `status` sees the producer's heartbeat stop. `beat` is set once the run exists.
-  let gaveUp: RedisError | undefined;
-  let giveUp: (error: RedisError) => void = () => {};
-  const givenUp = new Promise<never>((_, reject) => {
-    giveUp = reject;
-  });
-  givenUp.catch(() => {}); // raced below; unobserved when the run ends first
-  let beat: (() => Promise<void>) | undefined;
-  const maxOutageMs = deps.redisOutageMs ?? DEFAULTS.distributed.redisOutageMs;
-  const watchdog = setInterval(() => {
-    if (outage.downForMs > maxOutageMs && !gaveUp) {
-      gaveUp = new RedisError(
-        `Redis at ${redactRedisUrl(address.redisUrl)} was unreachable for ${Math.round(outage.downForMs / 1000)} s: ` +
-          'the producer stopped. What it enqueued stays queued; re-run the same command to enqueue the rest',
-      );
-      giveUp(gaveUp);
-      redis.disconnect();
-    } else if (outage.downForMs === 0) beat?.().catch(() => {});
-  }, DEFAULTS.distributed.producerBeatMs).unref();
+  // `status` sees the producer's heartbeat stop (`bound.beat`, set once the run exists).
+  const bound = new OutageBound(
+    outage,
+    address.redisUrl,
+    {
+      maxMs: deps.redisOutageMs ?? DEFAULTS.distributed.redisOutageMs,
+      everyMs: DEFAULTS.distributed.producerBeatMs,
+    },
+    () => redis.disconnect(),
+  );
   let shared: { close(): Promise<void> } | undefined;
   try {
     shared = await deps.shareRetryAfter?.(redis);
@@ -156,41 +145,18 @@ export async function enqueueCorpus(
         logger,
         pricePerToken: model.pricing?.promptPerToken,
       });
-      sizing.measureWith(async (text) => (await embedder.measure(text, signal)).tokens);
-      if (sizing.calibration.isPrior) await calibrate(settings, sizing, embedder, logger, signal);
-      if (sizing.calibration.takeChange()) await writeCalibration(dir, sizing);
-      const current = session.current;
-      const spec: RunSpec = {
-        runId,
-        outDir: settings.outDir,
-        versionDir: dir,
-        versionName: session.version.name,
-        model: model.id,
-        planKey: plan.key,
-        format: settings.outputFormat,
-        encodingFormat: settings.encodingFormat,
-        provider: settings.provider,
-        retry: settings.retry,
-        overlap: settings.overlap,
-        ...(model.contextLength !== undefined ? { contextLength: model.contextLength } : {}),
-        budgetTokens: plan.budgetTokens,
-        ...(model.pricing?.promptPerToken !== undefined
-          ? { pricePerToken: model.pricing.promptPerToken }
-          : {}),
-        ...(current?.manifest.model === model.id && current.manifest.dims
-          ? { dims: current.manifest.dims }
-          : {}),
-        linkedFiles: [...new Set(session.fileOf.values())],
-        keepVersions: settings.keepVersions,
-        input: settings.input,
-        createdAt: new Date().toISOString(),
+      const persistCalibration = async () => {
+        if (sizing.calibration.takeChange()) await writeCalibration(dir, sizing);
       };
+      await calibrateRun(settings, sizing, embedder, logger, signal, persistCalibration);
+      await persistCalibration();
+      const spec = runSpecOf(settings, { model, plan, session, runId });
       const runs = new RunStore(redis, address);
       await runs.open(spec);
-      let enqueued = 0;
-      beat = () =>
+      const feed = new JobFeed(queue, deps.highWater ?? DEFAULTS.distributed.highWater, signal);
+      bound.beat = () =>
         runs.producing(runId, {
-          enqueued,
+          enqueued: feed.enqueued,
           planned: stats.ledger.planned.size,
           read: stats.bytesTotal > 0 ? stats.bytesRead / stats.bytesTotal : 0,
         });
@@ -201,19 +167,6 @@ export async function enqueueCorpus(
 
       const rejects = sideFile(dir, REJECTS_FILE);
       const expected = new ExpectedRows();
-      const highWater = deps.highWater ?? DEFAULTS.distributed.highWater;
-      let pending: { name: string; data: BatchJobData; opts: { jobId: string } }[] = [];
-      const flush = async () => {
-        if (pending.length === 0) return;
-        // Backpressure: Redis holds at most about `highWater` waiting batches of this queue.
-        while ((await queue.getWaitingCount()) > highWater) {
-          signal.throwIfAborted();
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-        await queue.addBulk(pending);
-        enqueued += pending.length;
-        pending = [];
-      };
       const batches = produce(
         {
           settings,
@@ -227,16 +180,15 @@ export async function enqueueCorpus(
       );
       for await (const batch of batches) {
         signal.throwIfAborted();
-        pending.push({
+        await feed.add({
           name: JOB.batch,
           data: { runId, batch },
           opts: { jobId: batchJobId(runId, batch.batchId) },
         });
         // The producer never re-plans: the documents of an enqueued batch are done with here.
         sizing.release(batch.chunks);
-        if (pending.length >= DEFAULTS.distributed.addChunk) await flush();
       }
-      await flush();
+      await feed.flush();
       await rejects.close();
       const planFile: PlanFile = {
         runId,
@@ -249,8 +201,8 @@ export async function enqueueCorpus(
       // The chunks first: finalize reads them once the plan file says planning is done.
       await writeFileAtomic(join(dir, PLAN_CHUNKS_FILE), [...expected.lines()].join(''));
       await writeFileAtomic(join(dir, PLAN_FILE), `${JSON.stringify(planFile)}\n`);
-      if (sizing.calibration.takeChange()) await writeCalibration(dir, sizing);
-      await runs.produced(runId, enqueued);
+      await persistCalibration();
+      await runs.produced(runId, feed.enqueued);
       // Nothing left to embed (everything committed already): finalize now.
       if (await runs.settled(runId)) {
         await queue.add(JOB.finalize, { runId } as never, { jobId: finalizeJobId(runId) });
@@ -262,7 +214,11 @@ export async function enqueueCorpus(
         documents: stats.documents,
         rejects: stats.rejects,
         chunks: stats.chunks,
-        batches: { planned: stats.ledger.planned.size, enqueued, committed: stats.ledger.carried.batches },
+        batches: {
+          planned: stats.ledger.planned.size,
+          enqueued: feed.enqueued,
+          committed: stats.ledger.carried.batches,
+        },
         elapsedMs: Date.now() - started,
       };
     } finally {
@@ -270,12 +226,12 @@ export async function enqueueCorpus(
     }
   };
   try {
-    return await Promise.race([enqueueRun(), givenUp]);
+    return await Promise.race([enqueueRun(), bound.givenUp]);
   } catch (error) {
-    throw gaveUp ?? error;
+    throw bound.error ?? error;
   } finally {
-    clearInterval(watchdog);
-    if (gaveUp) {
+    bound.stop();
+    if (bound.error) {
       // Nothing to close gracefully without Redis: drop the sockets, let the process end.
       void shared?.close().catch(() => {});
       void queue.disconnect().catch(() => {});
@@ -286,4 +242,62 @@ export async function enqueueCorpus(
     }
     redis.disconnect();
   }
+}
+
+/** Jobs added in bulk, waiting while the queue holds more than `highWater` waiting jobs (backpressure). */
+class JobFeed {
+  enqueued = 0;
+  #pending: { name: string; data: BatchJobData; opts: { jobId: string } }[] = [];
+  constructor(
+    private readonly queue: Queue<BatchJobData>,
+    private readonly highWater: number,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  async add(job: { name: string; data: BatchJobData; opts: { jobId: string } }): Promise<void> {
+    this.#pending.push(job);
+    if (this.#pending.length >= DEFAULTS.distributed.addChunk) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (this.#pending.length === 0) return;
+    // Backpressure: Redis holds at most about `highWater` waiting batches of this queue.
+    while ((await this.queue.getWaitingCount()) > this.highWater) {
+      this.signal.throwIfAborted();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await this.queue.addBulk(this.#pending);
+    this.enqueued += this.#pending.length;
+    this.#pending = [];
+  }
+}
+
+/** What every worker needs to know about the run (no secrets): stored once in Redis. */
+function runSpecOf(
+  settings: RunSettings,
+  run: { model: EmbeddingModel; plan: RunPlan; session: OutputSession; runId: string },
+): RunSpec {
+  const { model, plan, session, runId } = run;
+  const current = session.current;
+  return {
+    runId,
+    outDir: settings.outDir,
+    versionDir: session.writer.dir,
+    versionName: session.version.name,
+    model: model.id,
+    planKey: plan.key,
+    format: settings.outputFormat,
+    encodingFormat: settings.encodingFormat,
+    provider: settings.provider,
+    retry: settings.retry,
+    overlap: settings.overlap,
+    ...(model.contextLength !== undefined ? { contextLength: model.contextLength } : {}),
+    budgetTokens: plan.budgetTokens,
+    ...(model.pricing?.promptPerToken !== undefined ? { pricePerToken: model.pricing.promptPerToken } : {}),
+    ...(current?.manifest.model === model.id && current.manifest.dims ? { dims: current.manifest.dims } : {}),
+    linkedFiles: [...new Set(session.fileOf.values())],
+    keepVersions: settings.keepVersions,
+    input: settings.input,
+    createdAt: new Date().toISOString(),
+  };
 }

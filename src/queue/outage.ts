@@ -4,6 +4,7 @@
  * once an outage outlasts its bound (`downForMs`).
  */
 import type { Redis } from 'ioredis';
+import { RedisError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { redactRedisUrl } from './redis-url.js';
 
@@ -62,5 +63,44 @@ export class RedisOutage {
     redis.on('error', (error: unknown) => this.error(error));
     redis.on('ready', this.ready);
     return redis;
+  }
+}
+
+/**
+ * A producer's bound on an outage: once Redis has been out of reach for longer than `maxMs`,
+ * `givenUp` rejects with one clear error and `onGiveUp` drops the connection (BullMQ would wait for
+ * it forever); while Redis answers, `beat` runs every `everyMs` (the producer's heartbeat).
+ */
+export class OutageBound {
+  readonly givenUp: Promise<never>;
+  error: RedisError | undefined;
+  beat: (() => Promise<void>) | undefined;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(
+    outage: RedisOutage,
+    redisUrl: string,
+    bound: { maxMs: number; everyMs: number },
+    onGiveUp: () => void,
+  ) {
+    let reject: (error: RedisError) => void = () => {};
+    this.givenUp = new Promise<never>((_, fail) => {
+      reject = fail;
+    });
+    this.givenUp.catch(() => {}); // raced by the producer; unobserved when it ends first
+    this.#timer = setInterval(() => {
+      if (outage.downForMs > bound.maxMs && !this.error) {
+        this.error = new RedisError(
+          `Redis at ${redactRedisUrl(redisUrl)} was unreachable for ${Math.round(outage.downForMs / 1000)} s: ` +
+            'the producer stopped. What it enqueued stays queued; re-run the same command to enqueue the rest',
+        );
+        reject(this.error);
+        onGiveUp();
+      } else if (outage.downForMs === 0) this.beat?.().catch(() => {});
+    }, bound.everyMs).unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
   }
 }
