@@ -93,7 +93,6 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     }
     return found;
   };
-  const never = new AbortController().signal;
   const lockDuration = options.lockDurationMs ?? DEFAULTS.distributed.lockDurationMs;
   /** Batch jobs this process is working on now (the jobs_active gauge). */
   let active = 0;
@@ -107,83 +106,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       );
   };
 
-  const processBatch = async (job: Job<BatchJobData>, token: string | undefined): Promise<void> => {
-    const { runId, batch } = job.data;
-    const state = await runs.state(runId);
-    if (!state.known)
-      throw new UnrecoverableError(`run ${runId} is unknown to this queue (its state was removed)`);
-    if (state.paused) return delay(job, token, 5_000);
-    // BullMQ delivers at least once: an earlier delivery of this job may have committed the batch
-    // and died before the job was marked complete. Its run may be finalized already (its part
-    // compacted away): embedding it again would pay twice and write its rows a second time.
-    if (await runs.isDone(runId, batch.batchId)) {
-      logger.info({ runId, jobId: job.id }, 'batch already committed by an earlier delivery of its job');
-      return finalizeWhenSettled(runId);
-    }
-    const run = await context(runId);
-    // Or it wrote the part and died before counting it: count it from the part's own record.
-    if (await run.writer.hasPart(batch.batchId)) {
-      const record = batchRecordFrom(await run.writer.readPartMetadata(batch.batchId));
-      if (record) {
-        logger.info(
-          { runId, jobId: job.id },
-          'batch part written by an earlier delivery of its job: counted, not sent again',
-        );
-        await runs.done(runId, batch.batchId, usageOf(record));
-        return finalizeWhenSettled(runId);
-      }
-    }
-    try {
-      const embedded = await run.reuse.embed(batch, never);
-      // A job whose lock lapsed (this process froze, or stalled past the lock's duration) is done
-      // again by another worker, and its run may be finalized already: a part written now would
-      // add its rows to the dataset a second time. Still ours, the lock is extended for the write.
-      if (token !== undefined && (await job.extendLock(token, lockDuration)) !== 1) {
-        const message = `lost the lock of job ${job.id} (this worker stalled longer than its lock): another worker does this batch; its part is not written`;
-        logger.warn({ runId, jobId: job.id }, message);
-        throw new Error(message);
-      }
-      const record = batchRecordOf(batch.chunks.length, embedded);
-      const written = await run.writer.writePart(batch.batchId, embedded, batchRecordMetadata(record));
-      await run.reuse.committed(
-        written.file,
-        embedded.chunks.map((chunk) => chunk.hash),
-        embedded.vectors,
-      );
-      const usage = usageOf(record);
-      metrics?.jobCompleted(usage);
-      // This batch's own retries (the process's counter also moves with its other jobs').
-      for (let i = 0; i < record.retries; i++) metrics?.retry();
-      if (!(await runs.done(runId, batch.batchId, usage))) {
-        // Counted first by another delivery of this job: this worker stalled past its lock after
-        // the check above. If finalize already compacted the batch, this part is a second copy.
-        if (await run.writer.withdrawCompactedPart(batch.batchId))
-          logger.warn(
-            { runId, jobId: job.id },
-            'batch committed meanwhile by another worker: this late part was removed',
-          );
-      }
-      // Also when an earlier run of this job counted it first: that run may have died before it
-      // looked, and then nobody else would queue finalize.
-      await finalizeWhenSettled(runId);
-    } catch (error) {
-      const cause = error instanceof BatchFailedError ? error.cause : error;
-      if (
-        cause instanceof GatewayError &&
-        (cause.exitCode === ExitCode.credits || cause.exitCode === ExitCode.authentication)
-      ) {
-        // Every worker's next request would fail the same way: pause the queue for all of them.
-        const why = `${cause.exitCode === ExitCode.credits ? 'credits exhausted' : 'authentication failed'}: ${cause.message}`;
-        await runs.pause(runId, why);
-        await queue.pause();
-        logger.error({ runId }, `${why}; the queue is paused: fix it, then run embedpipe resume ${runId}`);
-        return delay(job, token, 5_000);
-      }
-      if (error instanceof BatchFailedError && !error.cause.retryable)
-        throw new UnrecoverableError(error.message);
-      throw error;
-    }
-  };
+  const work: BatchWork = { runs, queue, context, logger, metrics, lockDuration, finalizeWhenSettled };
 
   const worker = new Worker(
     address.queue,
@@ -202,7 +125,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       }
       metrics?.active(++active);
       try {
-        await processBatch(job as Job<BatchJobData>, token);
+        await processBatch(work, job as Job<BatchJobData>, token);
       } finally {
         metrics?.active(--active);
       }
@@ -217,33 +140,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       maxStalledCount: DEFAULTS.distributed.attempts,
     },
   );
-  worker.on('failed', (job, error) => {
-    if (job?.name === JOB.finalize) {
-      const { runId } = job.data as FinalizeJobData;
-      logger.error(
-        { runId },
-        `finalize failed: ${error.message}; finish the run with embedpipe finalize ${runId}`,
-      );
-      return;
-    }
-    if (!job || job.name !== JOB.batch) return;
-    const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
-    if (!final) {
-      metrics?.jobRetried();
-      logger.warn(
-        { jobId: job.id, attempt: job.attemptsMade },
-        `batch failed, the queue retries it later: ${error.message}`,
-      );
-      return;
-    }
-    metrics?.jobFailed();
-    const { runId, batch } = job.data as BatchJobData;
-    logger.error({ jobId: job.id }, `batch failed for good: ${error.message}`);
-    void runs
-      .failed(runId, batch.batchId, error.message)
-      .then(() => finalizeWhenSettled(runId))
-      .catch((e: unknown) => logger.error({ err: String(e) }, 'could not record a failed batch'));
-  });
+  worker.on('failed', (job, error) =>
+    onJobFailed(job, error, { runs, logger, metrics, finalizeWhenSettled }),
+  );
   worker.on('error', (error) => {
     // A lock lost in an outage is said once, by the job that finds out ("lost the lock of job …").
     if (/could not renew lock|Missing lock for job/.test(error.message))
@@ -259,6 +158,156 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       connection.disconnect();
     },
   };
+}
+
+/** A signal that never aborts. */
+const NEVER = new AbortController().signal;
+
+/** What processing a batch job needs from its worker. */
+interface BatchWork {
+  readonly runs: RunStore;
+  readonly queue: Queue;
+  readonly context: (runId: string) => Promise<RunContext>;
+  readonly logger: Logger;
+  readonly metrics: WorkerMetrics | undefined;
+  readonly lockDuration: number;
+  readonly finalizeWhenSettled: (runId: string) => Promise<void>;
+}
+
+/**
+ * One batch job: embedded (reusing what the dataset holds) and written as its part, counted once
+ * in Redis however often BullMQ delivers it; a 402 or 401 pauses the queue for every worker.
+ */
+async function processBatch(
+  work: BatchWork,
+  job: Job<BatchJobData>,
+  token: string | undefined,
+): Promise<void> {
+  const { runs, queue, context, logger, metrics, lockDuration, finalizeWhenSettled } = work;
+  const { runId, batch } = job.data;
+  const state = await runs.state(runId);
+  if (!state.known)
+    throw new UnrecoverableError(`run ${runId} is unknown to this queue (its state was removed)`);
+  if (state.paused) return delay(job, token, 5_000);
+  // BullMQ delivers at least once: an earlier delivery of this job may have committed the batch
+  // and died before the job was marked complete. Its run may be finalized already (its part
+  // compacted away): embedding it again would pay twice and write its rows a second time.
+  if (await runs.isDone(runId, batch.batchId)) {
+    logger.info({ runId, jobId: job.id }, 'batch already committed by an earlier delivery of its job');
+    return finalizeWhenSettled(runId);
+  }
+  const run = await context(runId);
+  // Or it wrote the part and died before counting it: count it from the part's own record.
+  if (await run.writer.hasPart(batch.batchId)) {
+    const record = batchRecordFrom(await run.writer.readPartMetadata(batch.batchId));
+    if (record) {
+      logger.info(
+        { runId, jobId: job.id },
+        'batch part written by an earlier delivery of its job: counted, not sent again',
+      );
+      await runs.done(runId, batch.batchId, usageOf(record));
+      return finalizeWhenSettled(runId);
+    }
+  }
+  try {
+    // No signal that aborts: a request already sent is paid for, so a job never abandons it.
+    const embedded = await run.reuse.embed(batch, NEVER);
+    // A job whose lock lapsed (this process froze, or stalled past the lock's duration) is done
+    // again by another worker, and its run may be finalized already: a part written now would
+    // add its rows to the dataset a second time. Still ours, the lock is extended for the write.
+    if (token !== undefined && (await job.extendLock(token, lockDuration)) !== 1) {
+      const message = `lost the lock of job ${job.id} (this worker stalled longer than its lock): another worker does this batch; its part is not written`;
+      logger.warn({ runId, jobId: job.id }, message);
+      throw new Error(message);
+    }
+    const record = batchRecordOf(batch.chunks.length, embedded);
+    const written = await run.writer.writePart(batch.batchId, embedded, batchRecordMetadata(record));
+    await run.reuse.committed(
+      written.file,
+      embedded.chunks.map((chunk) => chunk.hash),
+      embedded.vectors,
+    );
+    const usage = usageOf(record);
+    metrics?.jobCompleted(usage);
+    // This batch's own retries (the process's counter also moves with its other jobs').
+    for (let i = 0; i < record.retries; i++) metrics?.retry();
+    if (!(await runs.done(runId, batch.batchId, usage))) {
+      // Counted first by another delivery of this job: this worker stalled past its lock after
+      // the check above. If finalize already compacted the batch, this part is a second copy.
+      if (await run.writer.withdrawCompactedPart(batch.batchId))
+        logger.warn(
+          { runId, jobId: job.id },
+          'batch committed meanwhile by another worker: this late part was removed',
+        );
+    }
+    // Also when an earlier run of this job counted it first: that run may have died before it
+    // looked, and then nobody else would queue finalize.
+    await finalizeWhenSettled(runId);
+  } catch (error) {
+    const why = accountProblem(error);
+    if (why) {
+      // Every worker's next request would fail the same way: pause the queue for all of them.
+      await runs.pause(runId, why);
+      await queue.pause();
+      logger.error({ runId }, `${why}; the queue is paused: fix it, then run embedpipe resume ${runId}`);
+      return delay(job, token, 5_000);
+    }
+    if (error instanceof BatchFailedError && !error.cause.retryable)
+      throw new UnrecoverableError(error.message);
+    throw error;
+  }
+}
+
+/** A 402 or a 401 behind a job's failure, in words; undefined for any other failure. */
+function accountProblem(error: unknown): string | undefined {
+  const cause = error instanceof BatchFailedError ? error.cause : error;
+  if (!(cause instanceof GatewayError)) return undefined;
+  if (cause.exitCode === ExitCode.credits) return `credits exhausted: ${cause.message}`;
+  if (cause.exitCode === ExitCode.authentication) return `authentication failed: ${cause.message}`;
+  return undefined;
+}
+
+/** A job attempt failed: the queue retries it, or it failed for good (recorded; the run may finalize). */
+function onJobFailed(
+  job: Job | undefined,
+  error: Error,
+  {
+    runs,
+    logger,
+    metrics,
+    finalizeWhenSettled,
+  }: {
+    runs: RunStore;
+    logger: Logger;
+    metrics: WorkerMetrics | undefined;
+    finalizeWhenSettled: (runId: string) => Promise<void>;
+  },
+): void {
+  if (job?.name === JOB.finalize) {
+    const { runId } = job.data as FinalizeJobData;
+    logger.error(
+      { runId },
+      `finalize failed: ${error.message}; finish the run with embedpipe finalize ${runId}`,
+    );
+    return;
+  }
+  if (!job || job.name !== JOB.batch) return;
+  const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+  if (!final) {
+    metrics?.jobRetried();
+    logger.warn(
+      { jobId: job.id, attempt: job.attemptsMade },
+      `batch failed, the queue retries it later: ${error.message}`,
+    );
+    return;
+  }
+  metrics?.jobFailed();
+  const { runId, batch } = job.data as BatchJobData;
+  logger.error({ jobId: job.id }, `batch failed for good: ${error.message}`);
+  void runs
+    .failed(runId, batch.batchId, error.message)
+    .then(() => finalizeWhenSettled(runId))
+    .catch((e: unknown) => logger.error({ err: String(e) }, 'could not record a failed batch'));
 }
 
 const usageOf = (record: BatchRecord) => ({
