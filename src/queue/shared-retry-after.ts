@@ -140,7 +140,9 @@ export class SharedRetryAfter {
     const left = Number(
       await this.#commands.eval(EXTEND_WAIT, 1, this.key, ms, this.channel, JSON.stringify(message)),
     );
-    this.#close(left);
+    // Our own wait: the local gate holds it already (closing it again would push it by the round
+    // trip). A longer one another worker stored: this process waits for that too.
+    if (left > ms) this.#close(left);
     return left;
   }
 

@@ -2,7 +2,7 @@
  * `embedpipe run` as a user runs it: the built CLI in a child process, the emulator over real HTTP
  * with 30% of requests failing, the dataset read back by DuckDB and compared vector by vector.
  */
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -175,6 +175,28 @@ describe('embedpipe run', () => {
     expect(Number(summary.costUsd)).toBeGreaterThan(0);
     expect(emulator.stats.byPath['/embeddings'] ?? 0).toBe(before);
     await expect(readdir(join(root, 'dry'))).rejects.toThrow();
+  });
+
+  it('--encoding windows-1252 reads a Latin-1 file of a text folder; without it, the reject names it', async () => {
+    const folder = join(root, 'latin1');
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, 'utf8.txt'), 'naïve café, in UTF-8');
+    await writeFile(join(folder, 'latin1.txt'), Buffer.from('crème brûlée, in Latin-1', 'latin1'));
+    const plain = await runCli(
+      ['run', '--input', folder, '--model', MODEL, '--out', join(root, 'latin1-plain')],
+      env(),
+    );
+    expect(plain.code, plain.stderr).toBe(0);
+    const rejects = await readFile(join(root, 'latin1-plain', '_rejects.jsonl'), 'utf8');
+    expect(rejects).toMatch(/latin1\.txt.*it reads as windows-1252: pass --encoding windows-1252/);
+    const out = join(root, 'latin1-read');
+    const read = await runCli(
+      ['run', '--input', folder, '--model', MODEL, '--out', out, '--encoding', 'windows-1252'],
+      env(),
+    );
+    expect(read.code, read.stderr).toBe(0);
+    const texts = (await readDataset(out)).map((row) => row.text).sort();
+    expect(texts).toEqual(['crème brûlée, in Latin-1', 'naïve café, in UTF-8']);
   });
 
   it('--dry-run on a new folder with repeated texts: never "already holds", and says its figures are upper bounds', async () => {

@@ -40,7 +40,7 @@ async function msUntil(check: () => boolean, timeoutMs = 1_000): Promise<number>
 }
 
 describe('SharedRetryAfter', () => {
-  it("closes every worker's gate when one publishes, within a few ms", async () => {
+  it("closes every worker's gate when one publishes, at once (pub/sub, not polling)", async () => {
     const queue = `q${++queues}`;
     const a = await worker(queue);
     const b = await worker(queue);
@@ -52,10 +52,11 @@ describe('SharedRetryAfter', () => {
     expect(left).toBeGreaterThan(1_950);
     expect(left).toBeLessThanOrEqual(2_000);
 
-    expect(await msUntil(() => !b.gate.isOpen)).toBeLessThan(50);
+    // Bounds wide enough for a loaded 2-core machine running the whole suite; polling would be seconds.
+    expect(await msUntil(() => !b.gate.isOpen)).toBeLessThan(250);
     // Same instant up to the delivery latency (and never earlier than A's, beyond rounding).
     expect(b.gate.openAt).toBeGreaterThanOrEqual(until - 5);
-    expect(b.gate.openAt).toBeLessThan(until + 50);
+    expect(b.gate.openAt).toBeLessThan(until + 250);
     // A skips its own echo: its gate is not pushed later by the round trip.
     expect(a.gate.openAt).toBeLessThan(until + 2);
   });
