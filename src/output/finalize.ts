@@ -324,8 +324,17 @@ async function linkedFromChecked(
   dir: string,
   current: FinalizeVersionInput['current'],
 ): Promise<Set<string>> {
+  if (!current?.manifest.contract) return new Set();
+  return linkedFrom(dir, current);
+}
+
+/** Data files of `dir` that are the same file (a hard link) as one of `current`'s: carried over. */
+export async function linkedFrom(
+  dir: string,
+  current: { readonly dir: string; readonly manifest: { readonly files: readonly string[] } } | undefined,
+): Promise<Set<string>> {
   const linked = new Set<string>();
-  if (!current?.manifest.contract) return linked;
+  if (!current) return linked;
   await Promise.all(
     current.manifest.files.map(async (file) => {
       const [here, there] = await Promise.all([

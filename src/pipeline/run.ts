@@ -32,7 +32,7 @@ import { RunStats } from '../observability/stats.js';
 import { failuresOfBatch } from '../output/batch-record.js';
 import { ExpectedRows } from '../output/contract.js';
 import { DurableCommit } from '../output/durable-commit.js';
-import { type FinalizedVersion, finalizeVersion } from '../output/finalize.js';
+import { type FinalizedVersion, finalizeVersion, linkedFrom } from '../output/finalize.js';
 import { FreeSpaceGuard } from '../output/free-space.js';
 import { REJECTS_FILE, sideFile } from '../output/index.js';
 import { manifestOf, versionCounts } from '../output/manifest-of.js';
@@ -143,7 +143,12 @@ async function embedInto(
   const dir = writer.dir;
   const model = plan.model.id;
   const sizing = sizingFor(settings, plan, await readCalibration(dir));
+  // Re-plans recorded by this version's earlier attempts (same plan, same batch ids). A batch in a
+  // file carried over from the current version was planned by another run: its re-plans say
+  // nothing of this plan's batches (restored, they made every chunk of the document stale).
+  const carried = await linkedFrom(dir, session.current);
   for (const [batchId, record] of session.committed) {
+    if (carried.has(session.fileOf.get(batchId) ?? '')) continue;
     for (const documentId of record?.replanned ?? []) sizing.restoreOwner(documentId, batchId);
   }
   // What a killed run paid for and spilled is committed first; this run spills as it goes.

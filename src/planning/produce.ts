@@ -41,6 +41,9 @@ export async function* produce(input: ProduceInput, expected: ExpectedRows): Asy
     let current: Batch | undefined = batch;
     while (current !== undefined && committed.has(current.batchId)) {
       const record = committed.get(current.batchId);
+      // A planned batch the version holds keeps the documents it re-planned (carried files too:
+      // their re-plans count once this plan has the same batch).
+      for (const documentId of record?.replanned ?? []) sizing.restoreOwner(documentId, current.batchId);
       const repair: ReturnType<typeof repairBatchOf> = record ? repairBatchOf(current, record) : undefined;
       // A repaired failure is no longer the version's: its repair batch holds the chunk.
       ledger.carry(
