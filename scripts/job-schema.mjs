@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /**
  * Writes jobs/job.schema.json, the JSON Schema of job files, from the zod schema that validates them
- * (`jobFileSchema` in src/config/job.ts), so editors complete and check jobs/*.json through their
- * `"$schema": "./job.schema.json"`. Reads the BUILT schema: run it as `npm run job-schema`, which
- * builds first. test/config/jobs-examples.test.ts fails when the committed file differs from what
+ * (`jobFileSchema` in src/config/job.ts, built from the options table in src/config/options-table.ts:
+ * each field's bound, and its help and default as the description), so editors complete and check
+ * jobs/*.json through their `"$schema": "./job.schema.json"`. Reads the BUILT schema: run it as
+ * `npm run job-schema`, which builds first. test/config/jobs-examples.test.ts fails when the committed file differs from what
  * `renderJobSchema` makes of the current source, so the two cannot drift.
  */
 import { writeFile } from 'node:fs/promises';
@@ -17,7 +18,8 @@ export function renderJobSchema(jobFileSchema) {
   const { $schema, ...schema } = z.toJSONSchema(jobFileSchema, { target: 'draft-2020-12', io: 'input' });
   const document = {
     $schema,
-    $comment: 'Generated from src/config/job.ts by scripts/job-schema.mjs (npm run job-schema): do not edit.',
+    $comment:
+      'Generated from src/config/options-table.ts (via job.ts) by scripts/job-schema.mjs (npm run job-schema): do not edit.',
     title: 'embedpipe job file',
     description:
       'A declarative `embedpipe run JOB.json`: the same settings as the run flags (a flag overrides the ' +

@@ -170,3 +170,17 @@ export interface EmbeddedBatch {
   readonly replanned: readonly string[];
   readonly provider?: string;
 }
+
+/** A response asked to wait: the gate of its key is closed until `until`. */
+export interface RetryAfterEvent {
+  status: number;
+  retryAfterMs: number;
+  /** Ms since the epoch: nothing goes out on the key before. */
+  until: number;
+  /** The gate was open before this answer (a new wait, not one extended). */
+  newWait: boolean;
+  /** Whether the wait is longer than maxRetryAfterMs (requests fail instead of waiting). */
+  pastCap: boolean;
+  /** The in-flight window after this answer (undefined without maxInFlight). */
+  window: number | undefined;
+}

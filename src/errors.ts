@@ -21,6 +21,13 @@ export const ExitCode = {
   budget: 9,
   /** Redis (distributed mode) cannot be reached. */
   redis: 10,
+  /**
+   * A vector store (sync, search) cannot be used: a bad URL, refused connection, wrong password, a
+   * table of other dims or another model, no permission to create the extension.
+   */
+  store: 11,
+  /** `sync --verify`: the store differs from the dataset (what differs is listed). */
+  storeDiffers: 12,
   interrupted: 130,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -142,6 +149,11 @@ export class RunStoppedError extends EmbedpipeError {
 /** Redis cannot be reached, or refuses what a distributed command needs: exit 10, naming the URL. */
 export class RedisError extends EmbedpipeError {
   override readonly exitCode: ExitCode = ExitCode.redis;
+}
+
+/** A vector store cannot be used as asked: exit 11, naming the store (never its password). */
+export class StoreError extends EmbedpipeError {
+  override readonly exitCode: ExitCode = ExitCode.store;
 }
 
 /**

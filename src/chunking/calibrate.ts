@@ -166,3 +166,36 @@ async function probeTexts(settings: RunSettings, maxBytes: number): Promise<stri
   for (let i = 0; i < documents.length && chosen.size < CALIBRATION_PROBES; i += step) chosen.add(i);
   return [...chosen].sort((a, b) => a - b).map((i) => documents[i]!.text);
 }
+
+export interface SizingSummary {
+  /** Gateway tokens per chunk. */
+  readonly budgetTokens: number;
+  /** The learned envelope: gateway tokens per character of each class (see chunking/profile.ts). */
+  readonly tokensPerChar: Readonly<Record<string, number>>;
+  /** What set it: "byte-bound" (no evidence), "probes", "usage", "rejection", "cut", "limit". */
+  readonly basis: string;
+  /** How often it changed during the run(s) of this dataset, plus one. */
+  readonly epochs: number;
+  /** This run's calibration probes: texts measured, requests sent for them (retries included). */
+  readonly calibration?: {
+    readonly probes: number;
+    readonly requests: number;
+    readonly tokens: number;
+    readonly cost: number;
+  };
+}
+
+/** The chunk budget used and why: for the summary and the manifest. */
+export function sizingSummary(sizing: RunSizing, calibration?: CalibrationCost): SizingSummary {
+  const { calibration: state } = sizing;
+  const current = state.current;
+  return {
+    budgetTokens: current.budgetTokens,
+    tokensPerChar: Object.fromEntries(
+      CLASSES.map((name, k) => [name, Number(current.weights[k]!.toFixed(4))]),
+    ),
+    basis: state.isPrior ? 'byte-bound' : current.reason,
+    epochs: state.epochs.length,
+    ...(calibration && calibration.requests > 0 ? { calibration } : {}),
+  };
+}

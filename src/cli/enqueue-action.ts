@@ -4,7 +4,6 @@ import { readEnvironment } from '../config/env.js';
 import { type RunFlags, readJobFile, resolveRunSettings } from '../config/settings.js';
 import { resolveCorpusFormat } from '../corpus/index.js';
 import { InterruptedError, MissingKeyError, UsageError } from '../errors.js';
-import { retryAfterTooLong } from '../gateway/index.js';
 import { createLogger } from '../observability/logger.js';
 import { RunStats } from '../observability/stats.js';
 import { enqueueCorpus } from '../pipeline/enqueue.js';
@@ -92,7 +91,7 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
     maxInFlight: settings.concurrency,
     maxRetryAfterMs: settings.retry.maxRetryAfterMs,
     // The workers of this queue use the same key: a 429 seen here holds them back too, and theirs this.
-    onRetryAfter: (event) => sharing.publish(event.until),
+    retryAfterStore: sharing,
   });
   const controller = new AbortController();
   const interrupt = () =>
@@ -109,7 +108,7 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
       outage,
       ...(flags.redisWait !== undefined ? { redisOutageMs: flags.redisWait * 1000 } : {}),
       signal: controller.signal,
-      shareRetryAfter: (redis) => sharing.connect(redis, address, client.retryAfterGate, retryAfterTooLong),
+      shareRetryAfter: (redis) => sharing.connect(redis, address),
     });
     if (flags.json) printJson(summary);
     else {

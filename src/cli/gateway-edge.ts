@@ -1,12 +1,13 @@
 /**
  * The one place a command builds its gateway client: keys from the environment (never from flags:
- * they would land in shell history and process listings), the attribution headers, the defaults of
- * the deadline and of the longest Retry-After waited for, and the clear-text guard (the client's
- * own, see gateway/transport.ts). What differs between commands is passed in, never rebuilt.
+ * they would land in shell history and process listings), the attribution headers, the deadline's
+ * default, and the clear-text guard (the client's own, see gateway/transport.ts). The longest
+ * Retry-After waited for defaults in the client. What differs between commands is passed in, never
+ * rebuilt.
  */
 import { DEFAULTS } from '../config/defaults.js';
 import type { Environment } from '../config/env.js';
-import { GatewayClient, type GatewayClientOptions } from '../gateway/index.js';
+import { GatewayClient, type GatewayClientOptions, type RetryAfterStore } from '../gateway/index.js';
 
 export interface GatewayEdge {
   readonly baseUrl: string;
@@ -19,7 +20,10 @@ export interface GatewayEdge {
   readonly timeoutMs?: number;
   /** Requests on the wire at once (the adaptive window); unset: no cap. */
   readonly maxInFlight?: number;
+  /** Default: the client's (DEFAULTS.retry.maxRetryAfterMs). */
   readonly maxRetryAfterMs?: number;
+  /** Shares the client's Retry-After waits (a distributed run's workers: RetryAfterSharing). */
+  readonly retryAfterStore?: RetryAfterStore;
   readonly onRetryAfter?: GatewayClientOptions['onRetryAfter'];
   readonly onResponse?: GatewayClientOptions['onResponse'];
 }
@@ -34,7 +38,8 @@ export function createGateway(edge: GatewayEdge): GatewayClient {
     allowInsecureHttp: edge.allowInsecureHttp ?? false,
     timeoutMs: edge.timeoutMs ?? DEFAULTS.requestTimeoutMs,
     ...(edge.maxInFlight !== undefined ? { maxInFlight: edge.maxInFlight } : {}),
-    maxRetryAfterMs: edge.maxRetryAfterMs ?? DEFAULTS.retry.maxRetryAfterMs,
+    ...(edge.maxRetryAfterMs !== undefined ? { maxRetryAfterMs: edge.maxRetryAfterMs } : {}),
+    ...(edge.retryAfterStore ? { retryAfterStore: edge.retryAfterStore } : {}),
     ...(edge.onRetryAfter ? { onRetryAfter: edge.onRetryAfter } : {}),
     ...(edge.onResponse ? { onResponse: edge.onResponse } : {}),
     ...(env.referer ? { referer: env.referer } : {}),

@@ -17,6 +17,8 @@ import { registerMembers } from './members.js';
 import { registerModels } from './models.js';
 import { registerQueueAdmin } from './queue-admin.js';
 import { registerRun } from './run.js';
+import { registerSearch } from './search.js';
+import { registerSync } from './sync.js';
 import { registerTranscribe } from './transcribe.js';
 import { registerVerify } from './verify.js';
 import { registerWorker } from './worker.js';
@@ -34,6 +36,8 @@ function buildProgram(): Command {
   registerQueueAdmin(program);
   registerDatasets(program);
   registerVerify(program);
+  registerSync(program);
+  registerSearch(program);
   registerModels(program);
   registerMembers(program);
   registerTranscribe(program);

@@ -1,5 +1,4 @@
 /** What `status`, `finalize`, `resume` and `retry-failed` do; loaded only when one runs. */
-import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { UNKNOWN_BASE_URL } from '../config/base-url.js';
 import { DEFAULTS } from '../config/defaults.js';
@@ -8,7 +7,8 @@ import { UsageError } from '../errors.js';
 import { createLogger } from '../observability/logger.js';
 import { formatUsd, type ManifestCounts, readManifest } from '../output/index.js';
 import { finalizeRun } from '../pipeline/finalize-run.js';
-import { batchJobId, connectRedis, type RunProgress, RunStore } from '../queue/distributed.js';
+import { BatchJobs } from '../queue/batch-jobs.js';
+import { connectRedis, type RunProgress, RunStore } from '../queue/distributed.js';
 import { printJson, printTable } from './format.js';
 import { type QueueFlags, queueAddress } from './queue-options.js';
 
@@ -19,11 +19,11 @@ export interface AdminFlags extends QueueFlags {
 
 async function withQueue<T>(
   flags: AdminFlags,
-  use: (parts: { redis: Redis; queue: Queue; runs: RunStore }) => Promise<T>,
+  use: (parts: { redis: Redis; queue: BatchJobs; runs: RunStore }) => Promise<T>,
 ): Promise<T> {
   const address = queueAddress(flags, readEnvironment());
   const redis = await connectRedis(address.redisUrl, 'client');
-  const queue = new Queue(address.queue, { connection: redis, prefix: address.prefix });
+  const queue = new BatchJobs(redis, address);
   try {
     return await use({ redis, queue, runs: new RunStore(redis, address) });
   } finally {
@@ -44,7 +44,7 @@ async function known(runs: RunStore, runId: string): Promise<RunProgress> {
 export async function statusAction(runId: string | undefined, flags: AdminFlags): Promise<void> {
   await withQueue(flags, async ({ queue, runs }) => {
     const ids = runId ? [runId] : await runs.runIds();
-    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
+    const counts = await queue.counts('waiting', 'active', 'delayed', 'failed', 'prioritized');
     const queuePaused = await queue.isPaused();
     const rows = [];
     for (const id of ids) {
@@ -162,7 +162,7 @@ export async function finalizeAction(runId: string, flags: AdminFlags): Promise<
     await known(runs, runId);
     // Only recorded in the manifest (finalize calls no gateway): unknown rather than refused or guessed.
     const baseUrl = flags.baseUrl ?? env.baseUrl ?? UNKNOWN_BASE_URL;
-    const result = await finalizeRun({ runs, runId, logger, client: { baseUrl }, queue });
+    const result = await finalizeRun({ runs, runId, logger, client: { baseUrl }, jobs: queue });
     if (flags.json) printJson(result);
     else {
       const what: Record<string, string> = {
@@ -198,11 +198,7 @@ export async function retryFailedAction(runId: string, flags: AdminFlags): Promi
     const failed = await runs.failures(runId);
     let retried = 0;
     for (const batchId of failed.keys()) {
-      const job = await queue.getJob(batchJobId(runId, batchId));
-      if (job) {
-        await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-        retried += 1;
-      }
+      if (await queue.retryFailed(runId, batchId)) retried += 1;
       await runs.clearFailure(runId, batchId);
     }
     // The run is unfinished again (a finished run stays as it is: nothing was queued).

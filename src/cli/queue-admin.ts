@@ -3,16 +3,19 @@
  * Each only declares its options here; the actions load when a command runs.
  */
 import type { Command } from 'commander';
+import type { CommandName } from '../config/options-table.js';
 import type { AdminFlags } from './queue-admin-action.js';
-import { addQueueOptions } from './queue-options.js';
+import { addTableOptions } from './table-options.js';
 
 export function registerQueueAdmin(program: Command): void {
-  const admin = (name: string, description: string, argument: string) =>
-    addQueueOptions(
+  // The queue options (--redis, --queue, --prefix) come from the options table.
+  const admin = (name: CommandName, description: string, argument: string) =>
+    addTableOptions(
       program
         .command(name)
         .description(description)
         .argument(argument, 'run id (embedpipe status lists them)'),
+      name,
     );
 
   admin(

@@ -11,11 +11,12 @@ import {
   NothingEmbeddedError,
   RunStoppedError,
 } from '../errors.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger, type Logger } from '../observability/logger.js';
 import { progressIntervalFrom, retryAfterReporter, startProgress } from '../observability/progress.js';
 import { RunStats } from '../observability/stats.js';
 import { FAILURES_FILE, REJECTS_FILE } from '../output/index.js';
 import { type RunSummary, runPipeline } from '../pipeline/run.js';
+import type { SyncReport } from '../stores/sync.js';
 import { printJson } from './format.js';
 import { createGateway } from './gateway-edge.js';
 
@@ -87,8 +88,11 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
     await client.close();
     await emulator?.close();
   }
-  if (flags.json) printJson(summary);
-  else process.stdout.write(describeSummary(summary));
+  const synced = await syncAfterSwitch(summary, settings.syncTo, logger);
+  const shown = synced?.report ? { ...summary, sync: synced.report } : summary;
+  if (flags.json) printJson(shown);
+  else process.stdout.write(describeSummary(shown));
+  if (synced?.error) throw synced.error;
   if (summary.documents === 0) throw await nothingEmbedded(summary, settings.input);
   if (summary.status === 'incomplete') process.exitCode = ExitCode.batchesFailed;
 }
@@ -305,4 +309,35 @@ export function queryHints(s: Pick<RunSummary, 'files' | 'dims'>, out: string): 
     );
   }
   return hints;
+}
+
+/**
+ * `--sync-to`: the store brought to the version the run switched to. The run's result stands
+ * whatever the sync does: a store that cannot be synced is reported (exit 11) after the summary.
+ */
+async function syncAfterSwitch(
+  summary: RunSummary,
+  url: string | undefined,
+  logger: Logger,
+): Promise<{ report?: SyncReport; error?: unknown } | undefined> {
+  if (url === undefined || summary.version?.current !== true) return undefined;
+  const { openStore } = await import('../stores/open-store.js');
+  const { syncStore } = await import('../stores/sync.js');
+  try {
+    const store = await openStore(url, {
+      logger,
+      ...(process.env['PGPASSWORD'] ? { pgPassword: process.env['PGPASSWORD'] } : {}),
+    });
+    try {
+      return { report: await syncStore(summary.outDir, store, { logger }) };
+    } finally {
+      await store.close().catch(() => {});
+    }
+  } catch (error) {
+    logger.error(
+      { version: summary.version.name },
+      'the dataset switched to its new version, but the store was not synced: embedpipe sync finishes it',
+    );
+    return { error };
+  }
 }

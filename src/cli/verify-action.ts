@@ -3,15 +3,14 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { DEFAULTS } from '../config/defaults.js';
 import { type SampleResult, sampleCheck } from '../embedding/sample-check.js';
-import type { RunningEmulator } from '../emulator/index.js';
 import { DatasetContractError, UsageError } from '../errors.js';
-import { type GatewayClient, retrying } from '../gateway/index.js';
+import { retrying } from '../gateway/index.js';
 import { MANIFEST_FILE } from '../output/manifest.js';
 import { verifyVersion } from '../output/verify.js';
 import { VersionedDataset } from '../output/versions.js';
-import { commandContext, type GatewayFlags, requireKey } from './context.js';
+import type { GatewayFlags } from './context.js';
 import { printJson } from './format.js';
-import { createGateway } from './gateway-edge.js';
+import { openQueryGateway } from './query-gateway.js';
 
 export interface VerifyFlags extends GatewayFlags {
   version?: string;
@@ -81,17 +80,7 @@ async function sampled(
   report: Awaited<ReturnType<typeof verifyVersion>>,
   flags: VerifyFlags,
 ): Promise<SampleResult> {
-  const context = commandContext(flags);
-  let emulator: RunningEmulator | undefined;
-  let client: GatewayClient;
-  if (flags.emulator) {
-    const { EMULATOR_API_KEY, startEmulator } = await import('../emulator/index.js');
-    emulator = await startEmulator({ recordRequests: false });
-    client = createGateway({ baseUrl: emulator.baseUrl, env: context.env, apiKey: EMULATOR_API_KEY });
-  } else {
-    requireKey(context.env, 'api', ' (verify --sample embeds rows again; or pass --emulator)');
-    client = context.client();
-  }
+  const { client, close } = await openQueryGateway(flags, 'verify --sample embeds rows again');
   try {
     return await sampleCheck({
       dir: report.dir,
@@ -103,7 +92,6 @@ async function sampled(
       gateway: retrying(client, DEFAULTS.lookupRetry),
     });
   } finally {
-    await client.close();
-    await emulator?.close();
+    await close();
   }
 }

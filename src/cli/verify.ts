@@ -1,5 +1,6 @@
 /** `embedpipe verify DIR`: a dataset version checked against the contract, for users and cron. */
 import type { Command } from 'commander';
+import { DEFAULTS } from '../config/defaults.js';
 import { integerOption, numberOption } from './options.js';
 import type { VerifyFlags } from './verify-action.js';
 
@@ -17,7 +18,7 @@ export function registerVerify(program: Command): void {
     )
     .option(
       '--min-cosine <x>',
-      'with --sample: lowest cosine similarity that counts as the same vector (default: 0.99)',
+      `with --sample: lowest cosine similarity that counts as the same vector (default: ${DEFAULTS.verify.minCosine})`,
       numberOption(-1, 1),
     )
     .option(

@@ -1,9 +1,7 @@
 /** What `embedpipe worker` does; loaded only when the command runs (see worker.ts). */
-import { gatewayBaseUrl } from '../config/base-url.js';
-import { DEFAULTS } from '../config/defaults.js';
 import { readEnvironment } from '../config/env.js';
+import { resolveWorkerSettings, type WorkerFlags } from '../config/settings.js';
 import { MissingKeyError } from '../errors.js';
-import { retryAfterTooLong } from '../gateway/index.js';
 import { createLogger } from '../observability/logger.js';
 import { startMetricsServer, WorkerMetrics } from '../observability/metrics.js';
 import { RunStats } from '../observability/stats.js';
@@ -12,24 +10,15 @@ import { connectRedis } from '../queue/distributed.js';
 import { RedisOutage } from '../queue/outage.js';
 import { RetryAfterSharing } from '../queue/shared-retry-after.js';
 import { createGateway } from './gateway-edge.js';
-import { type QueueFlags, queueAddress } from './queue-options.js';
-
-export interface WorkerFlags extends QueueFlags {
-  concurrency?: number;
-  baseUrl?: string;
-  metricsPort?: number;
-  maxRetryAfter?: number;
-  lockDuration?: number;
-  allowInsecureHttp?: boolean;
-}
+import { queueAddress } from './queue-options.js';
 
 export async function workerAction(flags: WorkerFlags): Promise<void> {
   const env = readEnvironment();
   const address = queueAddress(flags, env);
   const logger = createLogger({ ...(env.logLevel ? { level: env.logLevel } : {}) });
-  const baseUrl = gatewayBaseUrl(flags.baseUrl, env.baseUrl);
+  const settings = resolveWorkerSettings(flags, env);
   if (!env.apiKey) throw new MissingKeyError('EMBEDPIPE_API_KEY');
-  const concurrency = flags.concurrency ?? DEFAULTS.distributed.concurrency;
+  const { baseUrl, concurrency } = settings;
   const metrics = new WorkerMetrics();
   // A wrong or stopped Redis is one line and exit 10 at once, not a minute of reconnect warnings.
   await (await connectRedis(address.redisUrl, 'client')).quit();
@@ -38,32 +27,32 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
   const client = createGateway({
     baseUrl,
     env,
-    allowInsecureHttp: flags.allowInsecureHttp ?? false,
+    allowInsecureHttp: settings.allowInsecureHttp,
     maxInFlight: concurrency,
-    ...(flags.maxRetryAfter !== undefined ? { maxRetryAfterMs: flags.maxRetryAfter * 1000 } : {}),
+    maxRetryAfterMs: settings.maxRetryAfterMs,
     // A 429 seen here holds back every worker of the queue, on every machine, for its Retry-After.
+    retryAfterStore: sharing,
     onRetryAfter: (event) => {
       if (event.status === 429) metrics.rateLimited();
-      sharing.publish(event.until);
     },
     onResponse: (event) => {
       if (event.path.endsWith('/embeddings')) metrics.observeRequest(event.seconds);
     },
   });
-  await sharing.connect(address.redisUrl, address, client.retryAfterGate, retryAfterTooLong);
+  await sharing.connect(address.redisUrl, address);
   const running = await startWorker({
     client,
     logger,
     address,
-    concurrency,
+    concurrency: settings.batchConcurrency,
     metrics,
     stats: new RunStats(),
     outage,
-    ...(flags.lockDuration !== undefined ? { lockDurationMs: flags.lockDuration * 1000 } : {}),
+    lockDurationMs: settings.lockDurationMs,
   });
   const server =
-    flags.metricsPort !== undefined
-      ? await startMetricsServer({ port: flags.metricsPort, metrics })
+    settings.metricsPort !== undefined
+      ? await startMetricsServer({ port: settings.metricsPort, metrics })
       : undefined;
   logger.info({ queue: address.queue, concurrency, metricsPort: server?.port }, 'worker started');
   await new Promise<void>((resolve) => {

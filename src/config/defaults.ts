@@ -1,6 +1,6 @@
 /**
  * Every tunable default of embedpipe, in one table. Commands, job files and the library read
- * defaults from here only.
+ * defaults from here only; the options table (options-table.ts) says which option sets each.
  */
 export const DEFAULTS = {
   /** Per-request timeout for gateway calls. */
@@ -50,7 +50,10 @@ export const DEFAULTS = {
   maxInputsPerRequest: 128,
   maxTokensPerRequest: 300_000,
 
-  /** Requests in flight (sliding window). */
+  /**
+   * Requests in flight per process (sliding window), in `run`, `enqueue` and `worker` alike; a worker
+   * takes as many queue jobs at once (settings.ts, resolveWorkerSettings).
+   */
   concurrency: 8,
 
   /** HTTP retry layer (inside the embedder). */
@@ -58,7 +61,10 @@ export const DEFAULTS = {
     maxAttempts: 8,
     baseDelayMs: 500,
     maxDelayMs: 30_000,
-    /** Longest Retry-After waited for (`--max-retry-after`); a longer one fails the batch (re-run sends it). */
+    /**
+     * Longest Retry-After waited for (`--max-retry-after`); a longer one fails the batch retryably
+     * (RetryAfterTooLongError: a re-run sends it). Applied by the gateway client, the wait's one holder.
+     */
     maxRetryAfterMs: 300_000,
     /** 429s with Retry-After (the gateway pacing us) per request that do not spend an attempt. */
     maxRateLimitWaits: 1_000,
@@ -79,8 +85,9 @@ export const DEFAULTS = {
     maxDelayMs: 2_000,
   },
 
-  encodingFormat: 'base64' as 'base64' | 'float',
-  outputFormat: 'parquet' as 'parquet' | 'arrow',
+  /** The choices are the options table's (options-table.ts). */
+  encodingFormat: 'base64',
+  outputFormat: 'parquet',
   outDir: 'out',
   /** Old versions of a dataset kept beside the current one after a switch (readers mid-query, rollback). */
   keepVersions: 1,
@@ -121,8 +128,6 @@ export const DEFAULTS = {
     backoffMs: 30_000,
     /** A job's lock, renewed by the worker every half of it: a worker killed mid-job frees its jobs within it. */
     lockDurationMs: 60_000,
-    /** Batches in flight per worker process. */
-    concurrency: 8,
   },
 
   /**

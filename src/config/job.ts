@@ -1,112 +1,100 @@
 /**
  * Declarative job files (jobs/*.json): the same settings as `embedpipe run` flags, validated with zod
- * so an error names the offending field. Relative paths in a job file are relative to the file.
+ * so an error names the offending field. The schema is built from the options table: each option's
+ * `job` path, bound and help. Relative paths in a job file are relative to the file.
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { ENCODING_EXAMPLES, encodingName } from '../corpus/utf8.js';
 import { ConfigError, UsageError } from '../errors.js';
+import type { JobFile } from './option-types.js';
+import { describeOption, longFlag, type OptionSpec, optionEntries } from './options-table.js';
 
-const positiveInt = z.number().int().positive();
+/** The zod type of one option's job-file field, with its bound and the help as its description. */
+function fieldSchema(spec: OptionSpec): z.ZodType {
+  const type = spec.type;
+  let schema: z.ZodType;
+  switch (type.kind) {
+    case 'int': {
+      // positive(), not min(1): the schema (and its messages) stay what they were before the table.
+      const int = type.min === 1 ? z.number().int().positive() : z.number().int().min(type.min);
+      schema = type.max === undefined ? int : int.max(type.max);
+      break;
+    }
+    case 'number':
+      schema = z.number().min(type.min).max(type.max);
+      break;
+    case 'enum':
+      schema = z.enum(type.choices as [string, ...string[]]);
+      break;
+    case 'url':
+      schema = z.url();
+      break;
+    case 'switch':
+      schema = z.boolean();
+      break;
+    case 'list':
+      schema = z.array(z.string().min(1)).min(1);
+      break;
+    case 'provider-options':
+      schema = z.record(z.string().min(1), z.record(z.string(), z.unknown()));
+      break;
+    case 'encoding':
+      schema = z
+        .string()
+        .refine(
+          (label) => encodingName(label) !== undefined,
+          `an unknown encoding: use ${ENCODING_EXAMPLES}`,
+        );
+      break;
+    case 'language':
+      schema = z.string().regex(/^[a-z]{2}$/, 'an ISO-639-1 code such as "en"');
+      break;
+    default:
+      schema = z.string().min(1);
+  }
+  const flag = longFlag(spec);
+  const description = `${describeOption(spec)}${flag ? ` [${flag}]` : ''}`;
+  return (spec.required ? schema : schema.optional()).describe(description);
+}
 
+/** Each option's field at its `job` path: top-level fields and one level of groups, in the table's order. */
+function jobShape(): Record<string, z.ZodType> {
+  const shape = new Map<string, z.ZodType | Map<string, z.ZodType>>();
+  const required = new Set<string>();
+  for (const [, spec] of optionEntries()) {
+    if (spec.job === undefined) continue;
+    const [head = '', leaf] = spec.job.split('.');
+    if (leaf === undefined) {
+      shape.set(head, fieldSchema(spec));
+      continue;
+    }
+    const group = shape.get(head);
+    const fields = group instanceof Map ? group : new Map<string, z.ZodType>();
+    shape.set(head, fields.set(leaf, fieldSchema(spec)));
+    if (spec.required) required.add(head);
+  }
+  return Object.fromEntries(
+    [...shape].map(([name, field]) => {
+      if (!(field instanceof Map)) return [name, field];
+      const group = z.strictObject(Object.fromEntries(field));
+      return [name, required.has(name) ? group : group.optional()];
+    }),
+  );
+}
+
+/**
+ * The job file's schema. Its shape is built at run time from the options table, and JobFile
+ * (option-types.ts) derives the same shape from the table's types, hence the cast.
+ */
 export const jobFileSchema = z.strictObject({
   $schema: z.string().optional(),
   description: z.string().optional(),
-  input: z.strictObject({
-    path: z.string().min(1),
-    format: z.enum(['csv', 'jsonl', 'text', 'images', 'audio']).optional(),
-    idField: z.string().min(1).optional(),
-    textField: z.string().min(1).optional(),
-    /** Encoding of the text (`--encoding`): what is not valid UTF-8 is read in it (default utf-8). */
-    encoding: z
-      .string()
-      .refine((label) => encodingName(label) !== undefined, `an unknown encoding: use ${ENCODING_EXAMPLES}`)
-      .optional(),
-    /** CSV column or JSONL property holding an image: http(s) URL, data URL, or a path relative to the file. */
-    imageField: z.string().min(1).optional(),
-    /** Largest image in bytes (`--max-image-bytes`): a larger one is a reject. */
-    maxImageBytes: positiveInt.optional(),
-    /** CSV column or JSONL property holding the path of an audio file, relative to the file (`--audio-field`). */
-    audioField: z.string().min(1).optional(),
-    /** Largest audio file in bytes (`--max-audio-bytes`): a larger one is a reject. */
-    maxAudioBytes: positiveInt.optional(),
-    /** Follow symlinks in a text folder that point outside it (default: rejected). */
-    followSymlinks: z.boolean().optional(),
-  }),
-  model: z.string().min(1),
-  output: z
-    .strictObject({
-      dir: z.string().min(1).optional(),
-      format: z.enum(['parquet', 'arrow']).optional(),
-      /** Old versions of the same model kept after a run switches to a new one (default 1). */
-      keepVersions: z.number().int().min(0).max(1000).optional(),
-    })
-    .optional(),
-  gateway: z
-    .strictObject({
-      baseUrl: z.url().optional(),
-      /** Start the local gateway emulator in-process and use it (the demo). */
-      emulator: z.boolean().optional(),
-      timeoutMs: positiveInt.optional(),
-      /** Allow plain http:// to a non-loopback host (the API key travels in clear text). */
-      allowInsecureHttp: z.boolean().optional(),
-    })
-    .optional(),
-  chunking: z
-    .strictObject({
-      maxTokens: positiveInt.optional(),
-      overlap: z.number().int().nonnegative().optional(),
-    })
-    .optional(),
-  batching: z
-    .strictObject({
-      maxInputs: positiveInt.max(2048).optional(),
-      maxTokensPerRequest: positiveInt.optional(),
-      /** Summed data URL bytes per request of images (`--max-image-bytes-per-request`). */
-      maxImageBytesPerRequest: positiveInt.optional(),
-    })
-    .optional(),
-  concurrency: positiveInt.max(1024).optional(),
-  /** Speech to text for audio corpora (`--stt-model`, `--language`, `--temperature`, …). */
-  transcription: z
-    .strictObject({
-      /** Speech-to-text model, `<provider>/<model_name>`: required for an audio corpus. */
-      model: z.string().min(1).optional(),
-      /** ISO-639-1 code; detected by the gateway when absent. */
-      language: z
-        .string()
-        .regex(/^[a-z]{2}$/, 'an ISO-639-1 code such as "en"')
-        .optional(),
-      temperature: z.number().min(0).max(2).optional(),
-      /** Provider passthrough, keyed by provider name (sent as `provider.options`). */
-      providerOptions: z.record(z.string().min(1), z.record(z.string(), z.unknown())).optional(),
-      /** Transcription requests in flight (`--stt-concurrency`). */
-      concurrency: positiveInt.max(256).optional(),
-      /** USD per minute of audio, for `--dry-run` estimates (`--stt-price-per-minute`). */
-      pricePerMinute: z.number().nonnegative().optional(),
-    })
-    .optional(),
-  /** Stop before the run would spend more than this many USD (`--max-cost`). */
-  maxCostUsd: z.number().nonnegative().optional(),
-  encodingFormat: z.enum(['base64', 'float']).optional(),
-  provider: z
-    .strictObject({
-      order: z.array(z.string().min(1)).min(1).optional(),
-      allowFallbacks: z.boolean().optional(),
-      dataCollection: z.enum(['allow', 'deny']).optional(),
-    })
-    .optional(),
-  retry: z
-    .strictObject({
-      maxAttempts: positiveInt.max(100).optional(),
-      baseDelayMs: positiveInt.optional(),
-      maxDelayMs: positiveInt.optional(),
-    })
-    .optional(),
-});
+  ...jobShape(),
+}) as unknown as z.ZodType<JobFile>;
 
-export type JobFile = z.infer<typeof jobFileSchema>;
+export type { JobFile } from './option-types.js';
 
 /** Parses and validates a job file; paths inside it become absolute (relative to the file). */
 export async function loadJobFile(path: string): Promise<JobFile> {

@@ -1,21 +1,25 @@
 /**
- * Resolves the settings of a run: a flag overrides the job file, which overrides the environment,
- * which overrides DEFAULTS. The result is complete and validated; stages never look elsewhere.
+ * Resolves the settings of a run (and of a worker): each option is read by the options table's rule
+ * (option-values.ts: a flag overrides the job file, which overrides the environment, which overrides
+ * the default); what is left here is where each lands in the settings, and the rules that join
+ * options. The result is complete and validated; stages never look elsewhere.
  */
-import { extname, resolve } from 'node:path';
+import { extname } from 'node:path';
 import { ENCODING_EXAMPLES, encodingName } from '../corpus/utf8.js';
 import { ConfigError, UsageError } from '../errors.js';
-import { runGatewayBaseUrl } from './base-url.js';
-import { DEFAULTS } from './defaults.js';
+import { gatewayBaseUrl, runGatewayBaseUrl } from './base-url.js';
 import type { Environment } from './env.js';
-import type { JobFile } from './job.js';
+import type { JobFile, OptionValue, RunFlags, WorkerFlags } from './option-types.js';
+import { type OptionValues, optionValues, type Picked } from './option-values.js';
 
-export type CorpusFormatSetting = 'csv' | 'jsonl' | 'text' | 'images' | 'audio';
+export type { RunFlags, WorkerFlags } from './option-types.js';
+
+export type CorpusFormatSetting = OptionValue<'format'>;
 
 export interface ProviderSettings {
   readonly order?: readonly string[];
   readonly allowFallbacks?: boolean;
-  readonly dataCollection?: 'allow' | 'deny';
+  readonly dataCollection?: OptionValue<'dataCollection'>;
 }
 
 /** Speech to text, for audio corpora (a folder of audio files, or `--audio-field`). */
@@ -56,7 +60,7 @@ export interface RunSettings {
   readonly transcription: TranscriptionSettings;
   readonly model: string;
   readonly outDir: string;
-  readonly outputFormat: 'parquet' | 'arrow';
+  readonly outputFormat: OptionValue<'outputFormat'>;
   readonly baseUrl: string;
   /** Start the in-process emulator instead of calling baseUrl (the demo). */
   readonly emulator: boolean;
@@ -67,7 +71,7 @@ export interface RunSettings {
   /** Per-chunk token budget override; otherwise derived from the model's context_length. */
   readonly maxTokens?: number;
   readonly overlap: number;
-  readonly encodingFormat: 'base64' | 'float';
+  readonly encodingFormat: OptionValue<'encodingFormat'>;
   readonly provider: ProviderSettings;
   readonly retry: {
     readonly maxAttempts: number;
@@ -89,84 +93,12 @@ export interface RunSettings {
   readonly maxCostUsd?: number;
   /** Old versions of the same model kept after the switch to a new one. */
   readonly keepVersions: number;
-}
-
-/** What `embedpipe run` flags can set (commander's camelCase names). */
-export interface RunFlags {
-  input?: string;
-  format?: string;
-  idField?: string;
-  textField?: string;
-  encoding?: string;
-  imageField?: string;
-  maxImageBytes?: number;
-  maxImageBytesPerRequest?: number;
-  audioField?: string;
-  maxAudioBytes?: number;
-  sttModel?: string;
-  language?: string;
-  temperature?: number;
-  /** JSON: `{"<provider>": {…}}`. */
-  sttProviderOptions?: string;
-  sttConcurrency?: number;
-  /** USD per minute of audio. */
-  sttPricePerMinute?: number;
-  model?: string;
-  out?: string;
-  outputFormat?: string;
-  baseUrl?: string;
-  emulator?: boolean;
-  concurrency?: number;
-  maxInputs?: number;
-  maxTokensPerRequest?: number;
-  maxTokens?: number;
-  overlap?: number;
-  encodingFormat?: string;
-  providerOrder?: string;
-  allowFallbacks?: boolean;
-  dataCollection?: string;
-  maxAttempts?: number;
-  /** Seconds. */
-  maxRetryAfter?: number;
-  dryRun?: boolean;
-  commitInterval?: number;
-  allowInsecureHttp?: boolean;
-  followSymlinks?: boolean;
-  force?: boolean;
-  /** USD. */
-  maxCost?: number;
-  keepVersions?: number;
-}
-
-function oneOf<T extends string>(
-  flag: string,
-  value: string | undefined,
-  allowed: readonly T[],
-): T | undefined {
-  if (value === undefined) return undefined;
-  if ((allowed as readonly string[]).includes(value)) return value as T;
-  throw new ConfigError(flag, `must be one of ${allowed.join(', ')} (got "${value}")`);
-}
-
-function positive(flag: string, value: number | undefined, { min = 1, max = Number.MAX_SAFE_INTEGER } = {}) {
-  if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(flag, `must be an integer from ${min} to ${max} (got ${value})`);
-  }
-  return value;
-}
-
-function nonNegative(flag: string, value: number | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isFinite(value) || value < 0) {
-    throw new ConfigError(flag, `must be a number of at least 0 (got ${value})`);
-  }
-  return value;
+  /** A vector store synced to the new version after the switch (`--sync-to`, job `sink`). */
+  readonly syncTo?: string;
 }
 
 /** The WHATWG name of an encoding label, checked before anything is read; `field` names it in the error. */
-function encodingSetting(field: string, label: string | undefined): string | undefined {
-  if (label === undefined) return undefined;
+function encodingSetting({ field, value: label }: Picked<'encoding'>): string {
   const name = encodingName(label);
   if (name === undefined)
     throw new ConfigError(field, `unknown encoding "${label}": use ${ENCODING_EXAMPLES}`);
@@ -191,114 +123,58 @@ function jobFormatFor(input: string, job: JobFile | undefined): CorpusFormatSett
 }
 
 export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, env: Environment): RunSettings {
-  const input = flags.input ? resolve(flags.input) : job?.input.path;
+  const v = optionValues(flags, job, env);
+  const input = v.get('input');
   if (!input) throw new UsageError('no input: pass --input PATH or a job file');
-  const model = flags.model ?? job?.model;
+  const model = v.get('model');
   if (!model) throw new UsageError('no model: pass --model M or a job file');
-
-  const order = flags.providerOrder
-    ? flags.providerOrder
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean)
-    : job?.provider?.order;
-  const allowFallbacks = flags.allowFallbacks ?? job?.provider?.allowFallbacks;
-  const dataCollection =
-    oneOf('--data-collection', flags.dataCollection, ['allow', 'deny'] as const) ??
-    job?.provider?.dataCollection;
-  const provider: ProviderSettings = {
-    ...(order && order.length > 0 ? { order } : {}),
-    ...(allowFallbacks !== undefined ? { allowFallbacks } : {}),
-    ...(dataCollection ? { dataCollection } : {}),
-  };
-
-  const format =
-    oneOf('--format', flags.format, ['csv', 'jsonl', 'text', 'images', 'audio'] as const) ??
-    jobFormatFor(input, job);
-  const imageField = flags.imageField ?? job?.input.imageField;
-  const audioField = flags.audioField ?? job?.input.audioField;
-  const maxTokens = positive('--max-tokens', flags.maxTokens) ?? job?.chunking?.maxTokens;
-  const maxCostUsd = nonNegative('--max-cost', flags.maxCost) ?? job?.maxCostUsd;
+  v.checkFlags();
+  const format = v.flag('format') ?? jobFormatFor(input, job);
+  const imageField = v.get('imageField');
+  const audioField = v.get('audioField');
+  const maxTokens = v.get('maxTokens');
+  const maxCostUsd = v.get('maxCost');
+  const syncTo = v.get('syncTo');
+  const emulator = v.get('emulator');
   const settings: RunSettings = {
     input,
     ...(format ? { format } : {}),
-    idField: flags.idField ?? job?.input.idField ?? DEFAULTS.idField,
-    textField: flags.textField ?? job?.input.textField ?? DEFAULTS.textField,
-    encoding:
-      encodingSetting('--encoding', flags.encoding) ??
-      encodingSetting('input.encoding', job?.input.encoding) ??
-      DEFAULTS.encoding,
+    idField: v.get('idField'),
+    textField: v.get('textField'),
+    encoding: encodingSetting(v.pick('encoding')),
     ...(imageField !== undefined ? { imageField } : {}),
-    maxImageBytes:
-      positive('--max-image-bytes', flags.maxImageBytes) ??
-      job?.input.maxImageBytes ??
-      DEFAULTS.images.maxBytes,
-    maxImageBytesPerRequest:
-      positive('--max-image-bytes-per-request', flags.maxImageBytesPerRequest) ??
-      job?.batching?.maxImageBytesPerRequest ??
-      DEFAULTS.images.maxBytesPerRequest,
+    maxImageBytes: v.get('maxImageBytes'),
+    maxImageBytesPerRequest: v.get('maxImageBytesPerRequest'),
     ...(audioField !== undefined ? { audioField } : {}),
-    maxAudioBytes:
-      positive('--max-audio-bytes', flags.maxAudioBytes) ??
-      job?.input.maxAudioBytes ??
-      DEFAULTS.audio.maxBytes,
-    transcription: transcriptionSettings(flags, job),
+    maxAudioBytes: v.get('maxAudioBytes'),
+    transcription: transcriptionSettings(v),
     model,
-    outDir: flags.out ? resolve(flags.out) : (job?.output?.dir ?? resolve(DEFAULTS.outDir)),
-    outputFormat:
-      oneOf('--output-format', flags.outputFormat, ['parquet', 'arrow'] as const) ??
-      job?.output?.format ??
-      DEFAULTS.outputFormat,
-    baseUrl: runGatewayBaseUrl(
-      flags.emulator ?? job?.gateway?.emulator ?? false,
-      flags.baseUrl,
-      job?.gateway?.baseUrl,
-      env.baseUrl,
-    ),
-    emulator: flags.emulator ?? job?.gateway?.emulator ?? false,
-    timeoutMs: job?.gateway?.timeoutMs ?? DEFAULTS.requestTimeoutMs,
-    concurrency:
-      positive('--concurrency', flags.concurrency, { max: 1024 }) ?? job?.concurrency ?? DEFAULTS.concurrency,
-    maxInputs:
-      positive('--max-inputs', flags.maxInputs, { max: 2048 }) ??
-      job?.batching?.maxInputs ??
-      DEFAULTS.maxInputsPerRequest,
-    maxTokensPerRequest:
-      positive('--max-tokens-per-request', flags.maxTokensPerRequest) ??
-      job?.batching?.maxTokensPerRequest ??
-      DEFAULTS.maxTokensPerRequest,
+    outDir: v.get('out'),
+    outputFormat: v.get('outputFormat'),
+    baseUrl: runGatewayBaseUrl(emulator, ...v.candidates('baseUrl')),
+    emulator,
+    timeoutMs: v.get('timeoutMs'),
+    concurrency: v.get('concurrency'),
+    maxInputs: v.get('maxInputs'),
+    maxTokensPerRequest: v.get('maxTokensPerRequest'),
     ...(maxTokens !== undefined ? { maxTokens } : {}),
-    overlap:
-      positive('--overlap', flags.overlap, { min: 0 }) ?? job?.chunking?.overlap ?? DEFAULTS.overlapTokens,
-    encodingFormat:
-      oneOf('--encoding-format', flags.encodingFormat, ['base64', 'float'] as const) ??
-      job?.encodingFormat ??
-      DEFAULTS.encodingFormat,
-    provider,
+    overlap: v.get('overlap'),
+    encodingFormat: v.get('encodingFormat'),
+    provider: providerSettings(v),
     retry: {
-      maxAttempts:
-        positive('--max-attempts', flags.maxAttempts, { max: 100 }) ??
-        job?.retry?.maxAttempts ??
-        DEFAULTS.retry.maxAttempts,
-      maxRetryAfterMs:
-        flags.maxRetryAfter === undefined
-          ? DEFAULTS.retry.maxRetryAfterMs
-          : (positive('--max-retry-after', flags.maxRetryAfter, { min: 0, max: 86_400 }) ?? 0) * 1000,
-      baseDelayMs: job?.retry?.baseDelayMs ?? DEFAULTS.retry.baseDelayMs,
-      maxDelayMs: job?.retry?.maxDelayMs ?? DEFAULTS.retry.maxDelayMs,
+      maxAttempts: v.get('maxAttempts'),
+      maxRetryAfterMs: v.get('maxRetryAfter'),
+      baseDelayMs: v.get('retryBaseDelayMs'),
+      maxDelayMs: v.get('retryMaxDelayMs'),
     },
-    dryRun: flags.dryRun ?? false,
-    commitIntervalMs:
-      positive('--commit-interval', flags.commitInterval, { min: 0, max: 600_000 }) ??
-      DEFAULTS.commit.maxDelayMs,
-    allowInsecureHttp: flags.allowInsecureHttp ?? job?.gateway?.allowInsecureHttp ?? false,
-    followSymlinks: flags.followSymlinks ?? job?.input.followSymlinks ?? false,
-    force: flags.force ?? false,
+    dryRun: v.get('dryRun'),
+    commitIntervalMs: v.get('commitInterval'),
+    allowInsecureHttp: v.get('allowInsecureHttp'),
+    followSymlinks: v.get('followSymlinks'),
+    force: v.get('force'),
     ...(maxCostUsd !== undefined ? { maxCostUsd } : {}),
-    keepVersions:
-      positive('--keep-versions', flags.keepVersions, { min: 0, max: 1000 }) ??
-      job?.output?.keepVersions ??
-      DEFAULTS.keepVersions,
+    keepVersions: v.get('keepVersions'),
+    ...(syncTo !== undefined ? { syncTo } : {}),
   };
   if (settings.maxTokens !== undefined && settings.maxTokens > settings.maxTokensPerRequest) {
     throw new ConfigError('--max-tokens', `is above the per-request budget ${settings.maxTokensPerRequest}`);
@@ -306,54 +182,62 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
   return settings;
 }
 
-function transcriptionSettings(flags: RunFlags, job: JobFile | undefined): TranscriptionSettings {
-  const fromJob = job?.transcription;
-  const model = flags.sttModel ?? fromJob?.model;
-  if (flags.language !== undefined && !/^[a-z]{2}$/i.test(flags.language)) {
-    throw new ConfigError(
-      '--language',
-      `must be a two-letter ISO-639-1 code such as "en" (got "${flags.language}")`,
-    );
-  }
-  const language = flags.language?.toLowerCase() ?? fromJob?.language;
-  if (flags.temperature !== undefined && !(flags.temperature >= 0 && flags.temperature <= 2)) {
-    throw new ConfigError('--temperature', `must be a number from 0 to 2 (got ${flags.temperature})`);
-  }
-  const temperature = flags.temperature ?? fromJob?.temperature;
-  const providerOptions =
-    flags.sttProviderOptions !== undefined
-      ? parseProviderOptions(flags.sttProviderOptions)
-      : fromJob?.providerOptions;
-  const pricePerMinute =
-    nonNegative('--stt-price-per-minute', flags.sttPricePerMinute) ?? fromJob?.pricePerMinute;
+function providerSettings(v: OptionValues): ProviderSettings {
+  const order = v.get('providerOrder');
+  const allowFallbacks = v.get('allowFallbacks');
+  const dataCollection = v.get('dataCollection');
+  return {
+    ...(order && order.length > 0 ? { order } : {}),
+    ...(allowFallbacks !== undefined ? { allowFallbacks } : {}),
+    ...(dataCollection ? { dataCollection } : {}),
+  };
+}
+
+function transcriptionSettings(v: OptionValues): TranscriptionSettings {
+  const model = v.get('sttModel');
+  const language = v.get('language');
+  const temperature = v.get('temperature');
+  const providerOptions = v.get('sttProviderOptions');
+  const pricePerMinute = v.get('sttPricePerMinute');
   return {
     ...(model !== undefined ? { model } : {}),
     ...(language !== undefined ? { language } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
     ...(providerOptions !== undefined ? { providerOptions } : {}),
-    concurrency:
-      positive('--stt-concurrency', flags.sttConcurrency, { max: 256 }) ??
-      fromJob?.concurrency ??
-      DEFAULTS.audio.concurrency,
+    concurrency: v.get('sttConcurrency'),
     ...(pricePerMinute !== undefined ? { pricePerMinute } : {}),
   };
 }
 
-/** `--stt-provider-options '{"openai": {"prompt": "…"}}'`: an object of objects, one per provider. */
-function parseProviderOptions(text: string): Record<string, Record<string, unknown>> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError('--stt-provider-options', `is not JSON: ${(error as Error).message}`);
-  }
-  const isObject = (v: unknown): v is Record<string, unknown> =>
-    typeof v === 'object' && v !== null && !Array.isArray(v);
-  if (!isObject(value) || !Object.values(value).every(isObject)) {
-    throw new ConfigError(
-      '--stt-provider-options',
-      'must be a JSON object of options per provider, e.g. {"openai": {"prompt": "Acme, embedpipe"}}',
-    );
-  }
-  return value as Record<string, Record<string, unknown>>;
+/** What `embedpipe worker` runs with: the gateway client's and the queue consumer's settings. */
+export interface WorkerSettings {
+  readonly baseUrl: string;
+  /** Requests in flight in this process (`--concurrency`, as in run and enqueue). */
+  readonly concurrency: number;
+  /** Queue jobs (batches) taken at once. */
+  readonly batchConcurrency: number;
+  /** Longest Retry-After waited for inside a job; a longer one leaves the batch to a later attempt. */
+  readonly maxRetryAfterMs: number;
+  readonly lockDurationMs: number;
+  readonly allowInsecureHttp: boolean;
+  readonly metricsPort?: number;
+}
+
+export function resolveWorkerSettings(flags: WorkerFlags, env: Environment): WorkerSettings {
+  const v = optionValues(flags, undefined, env);
+  const baseUrl = gatewayBaseUrl(...v.candidates('baseUrl'));
+  v.checkFlags();
+  const concurrency = v.get('concurrency');
+  const metricsPort = v.get('metricsPort');
+  return {
+    baseUrl,
+    concurrency,
+    // A job is one batch, sent as one request: as many jobs as requests in flight keep the window
+    // full, and a job more would only wait for a slot while its lock runs.
+    batchConcurrency: concurrency,
+    maxRetryAfterMs: v.get('maxRetryAfter'),
+    lockDurationMs: v.get('lockDuration'),
+    allowInsecureHttp: v.get('allowInsecureHttp'),
+    ...(metricsPort !== undefined ? { metricsPort } : {}),
+  };
 }

@@ -19,8 +19,9 @@
  */
 import { dirname } from 'node:path';
 import type { AudioFormat, AudioRef, CorpusEntry } from '../domain.js';
+import { sha256Hex } from '../files/planned-media.js';
 import { type FileReadOptions, Reason, reject, toEntry } from './entries.js';
-import { fieldTarget, hexHead, readMediaFile, sha256Hex, shorten } from './media-file.js';
+import { fieldTarget, hexHead, readMediaFile, shorten } from './media-file.js';
 
 export const AUDIO_FORMATS: readonly AudioFormat[] = ['wav', 'mp3', 'flac', 'ogg', 'm4a', 'webm'];
 

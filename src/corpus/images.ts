@@ -12,8 +12,9 @@
  */
 import { dirname } from 'node:path';
 import type { CorpusEntry, ImageMime, ImageRef } from '../domain.js';
+import { sha256Hex, toDataUrl } from '../files/planned-media.js';
 import { type FileReadOptions, Reason, reject, toEntry } from './entries.js';
-import { fieldTarget, hexHead, readMediaFile, sha256Hex, shorten } from './media-file.js';
+import { fieldTarget, hexHead, readMediaFile, shorten } from './media-file.js';
 
 const IMAGE_NAME = /\.(?:png|jpe?g|gif|webp)$/i;
 
@@ -159,11 +160,6 @@ function inspectWebp(b: Buffer): ImageInfo | { problem: string } {
 /** Length of the data URL of `bytes` bytes of `mime` (what a request carries). */
 function dataUrlLength(mime: ImageMime, bytes: number): number {
   return `data:${mime};base64,`.length + 4 * Math.ceil(bytes / 3);
-}
-
-export function toDataUrl(mime: ImageMime, bytes: Uint8Array): string {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return `data:${mime};base64,${buffer.toString('base64')}`;
 }
 
 /**

@@ -6,12 +6,12 @@
  */
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
+import { LineSplitter, type RawLine } from '../files/lines.js';
 import { audioRowEntry } from './audio.js';
 import type { FileReadOptions } from './entries.js';
 import { Reason, reject, toEntry } from './entries.js';
 import { imageRowEntry } from './images.js';
 import { inputBytes, LARGE_READS } from './input-stream.js';
-import { LineSplitter, type RawLine } from './lines.js';
 import { stripBom, UTF8 } from './utf8.js';
 
 export interface JsonlReadOptions extends FileReadOptions {

@@ -2,18 +2,13 @@
  * Reading a local media file (an image or an audio file) for a corpus: never opened unless it is a
  * regular file (a FIFO would block), size-checked before and after reading, hashed. What is wrong
  * with it comes back as a reject reason, in the caller's words. Also what the image and audio
- * readers share: where a corpus field's path points, and reading a planned file again.
+ * readers share: where a corpus field's path points.
  */
-import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { errorCode } from '../files/planned-media.js';
 import { Reason } from './entries.js';
-import { errorCode } from './text-folder.js';
-
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
 
 /** Reject reasons for one kind of media ("image", "audio"). */
 export interface MediaReasons {
@@ -48,24 +43,6 @@ export async function readMediaFile(
   onBytes?.(bytes.length);
   // It may have grown since stat.
   if (bytes.length > maxBytes) return reasons.tooLarge(bytes.length, maxBytes);
-  return bytes;
-}
-
-/**
- * A planned media file read again (its request is being built): its bytes, or why they are not
- * the ones planned (`unreadable` with the error code, or `changed`).
- */
-export async function rereadMediaFile(
-  path: string,
-  planned: { readonly bytes: number; readonly sha256: string },
-): Promise<Buffer | { readonly unreadable: string } | { readonly changed: true }> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (error) {
-    return { unreadable: errorCode(error) };
-  }
-  if (bytes.length !== planned.bytes || sha256Hex(bytes) !== planned.sha256) return { changed: true };
   return bytes;
 }
 

@@ -15,6 +15,7 @@ import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative } from 'node:path';
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
+import { errorCode } from '../files/planned-media.js';
 import { Reason, reject, toEntry } from './entries.js';
 import type { IdRegistry } from './ids.js';
 import { stripBom, type TextDecoding, UTF8 } from './utf8.js';
@@ -214,8 +215,4 @@ function kindOf(entry: { isDirectory(): boolean; isFile(): boolean }): 'folder' 
 async function folderKey(path: string): Promise<string> {
   const { dev, ino } = await stat(path);
   return `${dev}:${ino}`;
-}
-
-export function errorCode(error: unknown): string {
-  return (error as NodeJS.ErrnoException).code ?? String(error);
 }

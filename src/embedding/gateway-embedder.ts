@@ -1,8 +1,9 @@
 /**
  * Embeds one batch through the gateway and reports an outcome per chunk — never all-or-nothing:
  *
- * - HTTP retries (seconds): retryable answers go through withRetry, behind the run's one
- *   Retry-After gate, so a 429 holds back every request of the run on that key.
+ * - HTTP retries (seconds): retryable answers go through withRetry; the client holds every attempt
+ *   at its key's Retry-After gate, so a 429 holds back every request of the run on that key. A
+ *   Retry-After past --max-retry-after fails the batch at once (BatchFailedError, retryable).
  * - Chunk sizing: before sending, the run's sizing re-plans documents whose chunks no longer fit
  *   the gateway's count; after each answer it learns from the usage, and any document whose chunk
  *   may have been cut (or was rejected as too long) is re-planned whole and embedded again, so a
@@ -20,8 +21,8 @@
  *   settles it with the answer's cost; a refused reservation throws BudgetExceededError, never
  *   retried nor wrapped, and fatal for the run like a 402 (resumable: nothing of the batch is sent).
  *
- * `signal` (the run stopping: 402 elsewhere, Ctrl-C) stops retries and waits but never cancels a
- * request in flight: that request is paid for, so its vectors are kept.
+ * `signal` (the run stopping: 402 elsewhere, Ctrl-C) stops retries and waits (the client's too) but
+ * never cancels a request in flight: that request is paid for, so its vectors are kept.
  */
 import { DEFAULTS } from '../config/defaults.js';
 import type { Batch, Chunk, ChunkFailure, EmbeddedBatch } from '../domain.js';
@@ -37,7 +38,7 @@ import {
 import type { MultimodalBlock } from '../gateway/wire.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
-import { paidRequestRetry, type RetryPolicy, withRetry } from '../retry/index.js';
+import { type Now, type RetryPolicy, withRetry } from '../retry/index.js';
 import type { ChunkSizing } from './chunk-sizing.js';
 import type { CostBudget } from './cost-budget.js';
 import type { EncodingPolicy } from './encoding-policy.js';
@@ -63,7 +64,8 @@ export interface GatewayEmbedderOptions {
    * the cap counts only the costs answers report (see CostBudget).
    */
   readonly budget?: CostBudget;
-  readonly clock?: Partial<Pick<RetryPolicy, 'sleep' | 'random' | 'now'>>;
+  /** Backoff's timers and jitter, and the refusal storm's clock (Retry-After waits are the client's). */
+  readonly clock?: Partial<Pick<RetryPolicy, 'sleep' | 'random'>> & { readonly now?: Now };
 }
 
 /** Retries ran out on a batch: nothing of it is committed, and a re-run sends it again. */
@@ -365,7 +367,7 @@ export class GatewayEmbedder {
         { status: error.status, delayMs },
         `the gateway refuses every request (${error.message}): backing off before sending again`,
       );
-    client.retryAfterGate.closeFor(delayMs);
+    client.backOff(delayMs);
     return true;
   }
 
@@ -445,16 +447,14 @@ export class GatewayEmbedder {
         stats.requests += 1;
         stats.firstRequestAt ??= Date.now();
         outcome.requests += 1;
-        // No signal here on purpose: a request already sent is paid for, so it is allowed to finish
-        // and its vectors are kept; `signal` stops retries and waits (withRetry) instead.
+        // `signal` stops the waits before sending (slot, Retry-After gate) but not a request already
+        // sent: it is paid for, so it is allowed to finish and its vectors are kept.
         let result: EmbeddingsResult;
         try {
-          result = await client.embeddings({
-            model,
-            input,
-            encoding_format: askedFor,
-            ...(provider ? { provider } : {}),
-          });
+          result = await client.embeddings(
+            { model, input, encoding_format: askedFor, ...(provider ? { provider } : {}) },
+            { signal, letRequestFinish: true },
+          );
         } catch (error) {
           const billed =
             error instanceof InvalidResponseError
@@ -472,10 +472,11 @@ export class GatewayEmbedder {
         this.#checkDims(result.dims);
         return result;
       },
-      paidRequestRetry({
+      {
         ...retry,
         ...this.#options.clock,
         signal,
+        letAttemptFinish: true,
         onRetry: (error, attempt, delayMs) => {
           stats.retries += 1;
           outcome.retries += 1;
@@ -502,7 +503,7 @@ export class GatewayEmbedder {
             String((error as Error).message),
           );
         },
-      }),
+      },
     );
   }
 

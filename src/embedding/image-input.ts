@@ -4,10 +4,10 @@
  * joint vector. A local image is read again here (the plan carries only its path, size and hash)
  * and must still be the bytes that were planned.
  */
-import { toDataUrl } from '../corpus/images.js';
-import { rereadMediaFile } from '../corpus/media-file.js';
+
 import type { ImageRef } from '../domain.js';
 import { EmbedpipeError } from '../errors.js';
+import { rereadMediaFile, toDataUrl } from '../files/planned-media.js';
 import type { ContentPart, MultimodalBlock } from '../gateway/wire.js';
 
 /** A planned image that cannot be sent as planned: a failure of its chunk, not of the batch. */

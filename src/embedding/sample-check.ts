@@ -12,6 +12,7 @@ import { readRowsOf } from '../output/columns.js';
 import { type ContractViolation, Violations } from '../output/contract.js';
 import type { OutputFormat } from '../output/part-file.js';
 import { EMBEDDING_COLUMN, ID_COLUMN, IMAGE_COLUMNS, INDEX_COLUMN } from '../output/table.js';
+import { cosine } from './cosine.js';
 
 export interface SampleInput {
   readonly dir: string;
@@ -90,23 +91,11 @@ export async function sampleCheck(input: SampleInput): Promise<SampleResult> {
     costUsd += answer.usage?.cost ?? 0;
     group.forEach((row, i) => {
       const fresh = answer.vectors[i];
-      const cosine = fresh && fresh.length === row.vector.length ? cosineOf(fresh, row.vector) : 0;
-      lowest = lowest === undefined ? cosine : Math.min(lowest, cosine);
-      if (cosine < input.minCosine)
-        violations.add('sample', differs, row.id, `${row.where}, cosine ${cosine.toFixed(4)}`);
+      const similarity = fresh && fresh.length === row.vector.length ? cosine(fresh, row.vector) : 0;
+      lowest = lowest === undefined ? similarity : Math.min(lowest, similarity);
+      if (similarity < input.minCosine)
+        violations.add('sample', differs, row.id, `${row.where}, cosine ${similarity.toFixed(4)}`);
     });
   }
   return { rows: rows.length, lowest, costUsd, violations: violations.list() };
-}
-
-function cosineOf(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }

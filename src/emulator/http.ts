@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorEnvelopeWire } from '../gateway/wire.js';
 import type { EmulatorOptions } from './options.js';
 
@@ -6,7 +5,7 @@ export type RetryAfterFormat = NonNullable<EmulatorOptions['retryAfterFormat']>;
 
 /**
  * An answer other than success, thrown from anywhere in a handler and written once, as the spec's
- * error envelope (2.6), by the server. Internal to the emulator: it is an HTTP reply, not a user error.
+ * error envelope (2.6), by the handler. Internal to the emulator: it is an HTTP reply, not a user error.
  */
 export class HttpError extends Error {
   constructor(
@@ -31,15 +30,28 @@ export class HttpError extends Error {
   }
 }
 
+/**
+ * Not an answer: the connection ends without one (a 'reset' fault, or the emulator closing). A Fetch
+ * Response cannot say that, so the handler rejects with this, as fetch() itself does when a server
+ * resets; the node adapter destroys the socket.
+ */
+export class ConnectionReset extends Error {
+  override readonly name = 'ConnectionReset';
+  readonly code = 'ECONNRESET';
+}
+
 /** A JSON object (not null, not an array). */
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export async function readText(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+/**
+ * The body as text. Decoded by Buffer rather than request.text(), which drops a leading BOM: the
+ * emulator has always answered such a body 400, as a strict gateway does.
+ */
+export async function readText(request: Request): Promise<string> {
+  if (request.body === null) return '';
+  return Buffer.from(await request.arrayBuffer()).toString('utf8');
 }
 
 export function parseJson(text: string): unknown {
@@ -50,19 +62,9 @@ export function parseJson(text: string): unknown {
   }
 }
 
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
+/** A JSON answer. Framing (content-length) is the transport's job: see server.ts. */
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return Response.json(body, { status, headers });
 }
 
 /**

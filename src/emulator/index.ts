@@ -1,5 +1,10 @@
-/** The local gateway emulator: the whole spec over real HTTP, deterministic vectors, injectable faults. */
+/**
+ * The local gateway emulator: the whole spec as a Fetch handler (createEmulator) or over real HTTP
+ * (startEmulator), deterministic vectors, injectable faults.
+ */
 export { loadEmulatorConfig, validateEmulatorOptions } from './config.js';
+export { createEmulator, type Emulator } from './emulator.js';
+export { ConnectionReset } from './http.js';
 export { EMULATOR_API_KEY, EMULATOR_MANAGEMENT_KEY } from './keys.js';
 export { DEFAULT_EMBEDDING_MODELS, DEFAULT_TRANSCRIPTION_MODELS } from './models.js';
 export type {

@@ -1,21 +1,22 @@
 /**
  * The typed gateway client: one method per endpoint of the spec, one request path under them all.
  * Each call is a single attempt; retries are composed outside (see retrying.ts and retry/), so the
- * embedder and the CLI choose their own policy and share one Retry-After gate per key.
+ * embedder and the CLI choose their own policy.
  *
- * Connections are pooled and kept alive by an undici Agent; `close()` releases them. Keys live in
- * #private fields (invisible to util.inspect and JSON) and are scrubbed from every error.
+ * The client is the one holder of the Retry-After wait: one gate per key (retry-after-gate.ts),
+ * closed by its own responses and by the waits its store brings from other clients, and bounded by
+ * its --max-retry-after. Every request, a retry included, is held at its key's gate.
+ *
+ * Connections are pooled and kept alive by an undici Agent (or the dispatcher passed in); `close()`
+ * releases them. Keys live in #private fields (invisible to util.inspect and JSON) and are scrubbed
+ * from every error.
  */
 import { isAscii } from 'node:buffer';
 import { Agent, DecoratorHandler, type Dispatcher, request } from 'undici';
 import { DEFAULTS } from '../config/defaults.js';
 import { EmbedpipeError, UsageError } from '../errors.js';
-import { type RetryAfterEvent, RetryAfterGate } from '../retry/gate.js';
-
-export type { RetryAfterEvent } from '../retry/gate.js';
-
 import { parseRetryAfter } from '../retry/retry-after.js';
-import { onAbort } from '../retry/timing.js';
+import { type Clock, now as defaultNow, type Now, onAbort } from '../retry/timing.js';
 import { AdaptiveWindow } from '../retry/window.js';
 import {
   decodeEmbeddings,
@@ -29,12 +30,14 @@ import {
   ShapeError,
   type TranscriptionResult,
 } from './decode.js';
+import { connectionErrorFrom, gatewayErrorFromResponse, invalidResponseError } from './errors.js';
 import {
-  connectionErrorFrom,
-  gatewayErrorFromResponse,
-  invalidResponseError,
-  RateLimitError,
-} from './errors.js';
+  type GateState,
+  type RetryAfterEvent,
+  type RetryAfterGate,
+  RetryAfterGates,
+} from './retry-after-gate.js';
+import type { GateKey, RetryAfterStore } from './retry-after-store.js';
 import { refuseClearTextKeys } from './transport.js';
 import {
   type EmbeddingsRequestBody,
@@ -63,10 +66,26 @@ export interface GatewayClientOptions {
    */
   maxInFlight?: number;
   /**
-   * Longest Retry-After a request waits for at the gate (default DEFAULTS.retry.maxRetryAfterMs). A
-   * longer one fails the request at once with a retryable 429 (RateLimitError) carrying the wait.
+   * Longest Retry-After a request waits for at the gate (default DEFAULTS.retry.maxRetryAfterMs: the
+   * one place it applies). An answer asking for longer is thrown `retryLater`, and a request meeting
+   * a gate closed for longer fails at once with RetryAfterTooLongError (a retryable 429).
    */
   maxRetryAfterMs?: number;
+  /**
+   * Where the Retry-After waits are shared with other clients (default: in memory, this client's
+   * own). A distributed run passes the Redis one (queue/shared-retry-after.ts).
+   */
+  retryAfterStore?: RetryAfterStore;
+  /**
+   * Sends the requests (default: an undici Agent of `connections` keep-alive connections, closed by
+   * `close()`). One passed in is the caller's to close; the gate's last check is composed onto it.
+   */
+  dispatcher?: Dispatcher;
+  /**
+   * The clock of the Retry-After waits and of Retry-After dates (default: Date.now and real timers).
+   * A call's deadline (timeoutMs) always runs on real time.
+   */
+  clock?: Partial<Clock>;
   /** Told each time a response with Retry-After closes (or extends) a key's gate. */
   onRetryAfter?: (event: RetryAfterEvent) => void;
   /** Told of every exchange that got an answer: its path, status and time to the last body byte (metrics). */
@@ -81,6 +100,12 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Overrides the client's timeoutMs for this call. */
   timeoutMs?: number;
+  /**
+   * A request already written finishes when `signal` aborts (its answer is returned): for paid
+   * requests, whose answer must not be thrown away. `signal` then stops only the waits before it is
+   * sent (for a slot of the window, at the Retry-After gate).
+   */
+  letRequestFinish?: boolean;
 }
 
 export type EmbeddingsRequest = EmbeddingsRequestBody;
@@ -102,7 +127,7 @@ export interface MembersQuery {
   limit?: number;
 }
 
-type KeyKind = 'api' | 'management';
+type KeyKind = GateKey;
 
 /** The variable config/env.ts reads each key from, named when the key is missing. */
 const KEY_ENV_VARS: Readonly<Record<KeyKind, string>> = {
@@ -156,20 +181,8 @@ class GateCheck extends Decorator {
   }
 }
 
-const gatedDispatcher = (agent: Agent, gate: RetryAfterGate): Dispatcher =>
-  agent.compose((dispatch) => (options, handler) => dispatch(options, new GateCheck(handler, gate)));
-
-/**
- * What a caller unwilling to wait as long as a closed gate asks is thrown: a retryable 429 carrying
- * the wait, so the batch is left for a re-run (or, in a worker, for the queue's next attempt).
- */
-export function retryAfterTooLong(until: number, maxWaitMs: number): RateLimitError {
-  return new RateLimitError({
-    status: 429,
-    gatewayMessage: `the gateway asked this key to wait until ${new Date(until).toISOString()}, longer than --max-retry-after (${Math.round(maxWaitMs / 1000)} s); the batch is left for a re-run`,
-    retryAfterMs: Math.max(0, until - Date.now()),
-  });
-}
+const gatedDispatcher = (dispatcher: Dispatcher, gate: RetryAfterGate): Dispatcher =>
+  dispatcher.compose((dispatch) => (options, handler) => dispatch(options, new GateCheck(handler, gate)));
 
 /**
  * A body's text, a leading BOM dropped. An ASCII body (every answer of base64 vectors) becomes a
@@ -188,8 +201,10 @@ export class GatewayClient {
   readonly #apiKey: string | undefined;
   readonly #managementKey: string | undefined;
   readonly #headers: Readonly<Record<string, string>>;
-  readonly #agent: Agent;
-  /** The agent, with the last gate check of each key at the socket (see GateCheck). */
+  /** The Agent, or the dispatcher passed in (then not ours to close). */
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+  /** The dispatcher, with the last gate check of each key at the socket (see GateCheck). */
   readonly #dispatchers: Readonly<Record<KeyKind, Dispatcher>>;
   /**
    * The requests on the wire: an AIMD window of at most maxInFlight, halved on a 429 and grown back
@@ -199,11 +214,9 @@ export class GatewayClient {
   readonly #maxRetryAfterMs: number;
   readonly #onRetryAfter: ((event: RetryAfterEvent) => void) | undefined;
   readonly #onResponse: GatewayClientOptions['onResponse'];
+  readonly #now: Now;
   /** One Retry-After gate per key, checked right before a request goes on the wire. */
-  readonly #gates: Readonly<Record<KeyKind, RetryAfterGate>> = {
-    api: new RetryAfterGate(),
-    management: new RetryAfterGate(),
-  };
+  readonly #gates: RetryAfterGates;
   #closed = false;
 
   constructor(options: GatewayClientOptions) {
@@ -224,26 +237,44 @@ export class GatewayClient {
     this.#maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULTS.retry.maxRetryAfterMs;
     this.#onRetryAfter = options.onRetryAfter;
     this.#onResponse = options.onResponse;
-    this.#agent = new Agent({
-      // At least one connection per slot of the window: a request that passed the Retry-After gate
-      // must never queue in the pool, where a 429 arriving meanwhile could not hold it back.
-      connections: Math.max(options.connections ?? DEFAULTS.connections, options.maxInFlight ?? 0),
-      // Our per-call deadline governs; undici's own header/body timers must not fire first.
-      headersTimeout: 0,
-      bodyTimeout: 0,
+    this.#now = options.clock?.now ?? defaultNow;
+    this.#gates = new RetryAfterGates({
+      maxWaitMs: this.#maxRetryAfterMs,
+      store: options.retryAfterStore,
+      clock: options.clock,
     });
+    this.#ownsDispatcher = options.dispatcher === undefined;
+    this.#dispatcher =
+      options.dispatcher ??
+      new Agent({
+        // At least one connection per slot of the window: a request that passed the Retry-After gate
+        // must never queue in the pool, where a 429 arriving meanwhile could not hold it back.
+        connections: Math.max(options.connections ?? DEFAULTS.connections, options.maxInFlight ?? 0),
+        // Our per-call deadline governs; undici's own header/body timers must not fire first.
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      });
     this.#dispatchers = {
-      api: gatedDispatcher(this.#agent, this.#gates.api),
-      management: gatedDispatcher(this.#agent, this.#gates.management),
+      api: gatedDispatcher(this.#dispatcher, this.#gates.gate('api')),
+      management: gatedDispatcher(this.#dispatcher, this.#gates.gate('management')),
     };
   }
 
   /**
-   * The API key's Retry-After gate. After a 429 (or 503) with Retry-After, nothing goes out on the
-   * key until it opens, whoever sends: callers share it with their retry loop (withRetry's `gate`).
+   * The API key's Retry-After gate, to read. After a 429 (or 503) with Retry-After, nothing goes out
+   * on the key until it opens, whoever sends; only the client closes it.
    */
-  get retryAfterGate(): RetryAfterGate {
-    return this.#gates.api;
+  get retryAfterGate(): GateState {
+    return this.#gates.gate('api');
+  }
+
+  /**
+   * Holds every request on the API key for at least `ms`, in this client only: a back-off its caller
+   * chose (the embedder's refusal storm), not a wait the gateway asked for, so neither published to
+   * the store nor reported to onRetryAfter.
+   */
+  backOff(ms: number): void {
+    this.#gates.hold('api', ms);
   }
 
   /** Requests allowed on the wire now (the adaptive window), or undefined when uncapped. */
@@ -335,11 +366,12 @@ export class GatewayClient {
     }
   }
 
-  /** Releases pooled connections; in-flight calls finish first. */
+  /** Releases pooled connections (not those of a dispatcher passed in); in-flight calls finish first. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#agent.close();
+    this.#gates.close();
+    if (this.#ownsDispatcher) await this.#dispatcher.close();
   }
 
   // ---- the one request path -----------------------------------------------------------------------
@@ -362,12 +394,14 @@ export class GatewayClient {
     }
     const { status, headers, bodyText } = response;
     if (status < 200 || status >= 300) {
+      // An answer asking for longer than the cap is `retryLater`: the retry loop throws it at once.
       const error = gatewayErrorFromResponse({
         status,
         headers,
         bodyText,
-        now: Date.now(),
+        now: this.#now(),
         secrets: this.#secrets(),
+        maxRetryAfterMs: this.#maxRetryAfterMs,
       });
       // The gate was closed as soon as the headers arrived (#exchange), before the slot was freed.
       throw error;
@@ -397,15 +431,16 @@ export class GatewayClient {
         `${KEY_ENV_VARS[route.key]} is not set: ${route.method} ${route.path} needs ${what}`,
       );
     }
-    const gate = this.#gates[route.key];
+    const gate = this.#gates.gate(route.key);
     // The gate is passed only after one turn of the event loop, and re-checked: a 429 may already sit
     // in a socket, answered while this thread was busy (decoding, encoding a file), and be read in
     // the same I/O phase that freed this request's slot. Sending before reading it broke its
     // Retry-After by as long as the thread had been busy (~270 ms seen); the turn lets every answer
-    // already received close the gate first. Last, undici checks it again right before writing to the connection (GateCheck): a request
-    // waiting for a connection to open when a 429 arrives is held back and goes again after the wait.
+    // already received close the gate first. Last, undici checks it again right before writing to
+    // the connection (GateCheck): a request waiting for a connection to open when a 429 arrives is
+    // held back and goes again after the wait. A gate closed past the cap throws RetryAfterTooLongError.
     for (;;) {
-      await gate.waitUntilOpen(opts.signal, this.#maxRetryAfterMs);
+      await this.#gates.waitUntilOpen(route.key, opts.signal);
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (!gate.isOpen) continue;
       if (this.#closed) throw new EmbedpipeError('gateway client is closed');
@@ -423,8 +458,10 @@ export class GatewayClient {
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(DEADLINE), timeoutMs);
+    // A paid request, once sent, is not cancelled by the caller's signal (letRequestFinish).
+    const signal = opts.letRequestFinish ? undefined : opts.signal;
     // One shared listener per signal, however many requests are in flight (see onAbort).
-    const off = opts.signal ? onAbort(opts.signal, () => controller.abort(opts.signal?.reason)) : undefined;
+    const off = signal ? onAbort(signal, () => controller.abort(signal.reason)) : undefined;
     const started = performance.now();
     try {
       const response = await request(`${this.baseUrl}${route.path}`, {
@@ -449,7 +486,7 @@ export class GatewayClient {
       });
       return { status: response.statusCode, headers: response.headers, bodyText };
     } catch (error) {
-      if (opts.signal?.aborted) throw opts.signal.reason;
+      if (signal?.aborted) throw signal.reason;
       if (error instanceof GateClosedAtSend) throw error;
       const timedOut = controller.signal.reason === DEADLINE;
       throw connectionErrorFrom(error, {
@@ -462,18 +499,16 @@ export class GatewayClient {
     }
   }
 
+  /** Closes the key's gate for the answer's Retry-After, and shares the wait through the store. */
   #closeGate(key: KeyKind, status: number, headers: RawResponse['headers']): void {
     if (status >= 200 && status < 300) return;
-    const at = Date.now();
-    const retryAfterMs = parseRetryAfter(headers, at);
+    const retryAfterMs = parseRetryAfter(headers, this.#now());
     if (retryAfterMs === undefined) return;
-    const gate = this.#gates[key];
-    const newWait = gate.openAt <= at;
-    gate.closeFor(retryAfterMs, retryAfterTooLong);
+    const { until, newWait } = this.#gates.asked(key, retryAfterMs);
     this.#onRetryAfter?.({
       status,
       retryAfterMs,
-      until: gate.openAt,
+      until,
       newWait,
       pastCap: retryAfterMs > this.#maxRetryAfterMs,
       // Before this answer's slot is given back (a 429 then halves it, once per burst).

@@ -22,6 +22,8 @@ export interface GatewayErrorDetails {
   raw?: unknown;
   requestId?: string;
   retryAfterMs?: number;
+  /** Retryable, but not by the caller's retry loop now (see GatewayError.retryLater). */
+  retryLater?: boolean;
   cause?: unknown;
 }
 
@@ -79,6 +81,12 @@ export class GatewayError extends EmbedpipeError {
   readonly requestId: string | undefined;
   readonly retryable: boolean;
   readonly retryAfterMs: number | undefined;
+  /**
+   * Retryable for the run, not within this call: the gateway asked for a wait longer than the
+   * client's --max-retry-after. A retry loop throws it at once; the batch is left for a re-run (or,
+   * in a worker, for the queue's next attempt) instead of waiting an hour in silence.
+   */
+  readonly retryLater: boolean;
   /** Attempts made before this error was thrown; withRetry updates it. */
   attempts = 1;
 
@@ -96,6 +104,7 @@ export class GatewayError extends EmbedpipeError {
     this.requestId = details.requestId;
     this.retryAfterMs = details.retryAfterMs;
     this.retryable = isRetryableStatus(details.status);
+    this.retryLater = this.retryable && details.retryLater === true;
     this.exitCode = exitCodeFor(details.status, (details as { networkCode?: string }).networkCode);
   }
 
@@ -133,6 +142,27 @@ export class InsufficientCreditsError extends GatewayError {}
 export class NotFoundError extends GatewayError {}
 export class RequestTimeoutError extends GatewayError {}
 export class RateLimitError extends GatewayError {}
+
+/**
+ * A request the client did not send: its key's Retry-After gate is closed for longer than
+ * --max-retry-after (`maxWaitMs`). A retryable 429 carrying the wait, `retryLater`: the batch fails at
+ * once and is left for a re-run (or the queue's next attempt).
+ */
+export class RetryAfterTooLongError extends RateLimitError {
+  constructor(
+    /** The instant (ms since the epoch) the gate opens. */
+    readonly until: number,
+    readonly maxWaitMs: number,
+    now: number,
+  ) {
+    super({
+      status: 429,
+      gatewayMessage: `the gateway asked this key to wait until ${new Date(until).toISOString()}, longer than --max-retry-after (${Math.round(maxWaitMs / 1000)} s); the batch is left for a re-run`,
+      retryAfterMs: Math.max(0, until - now),
+      retryLater: true,
+    });
+  }
+}
 export class InternalServerError extends GatewayError {}
 export class BadGatewayError extends GatewayError {}
 export class ServiceUnavailableError extends GatewayError {}
@@ -250,6 +280,8 @@ export interface ResponseFacts {
   now: number;
   /** Strings (keys) to scrub from anything kept; the client passes its own keys. */
   secrets?: readonly string[];
+  /** The client's --max-retry-after: an answer asking for longer is `retryLater`. */
+  maxRetryAfterMs?: number;
 }
 
 /** The one factory for a non-2xx response: parses the error envelope (spec 2.6), tolerates any other body. */
@@ -259,8 +291,10 @@ export function gatewayErrorFromResponse({
   bodyText,
   now,
   secrets = [],
+  maxRetryAfterMs = Number.POSITIVE_INFINITY,
 }: ResponseFacts): GatewayError {
   const envelope = parseEnvelope(redact(bodyText, secrets));
+  const retryAfterMs = parseRetryAfter(headers, now);
   const details: GatewayErrorDetails = {
     status,
     gatewayMessage: envelope.message,
@@ -270,8 +304,9 @@ export function gatewayErrorFromResponse({
       providerName: envelope.providerName,
       raw: envelope.raw,
       requestId: requestIdOf(headers),
-      retryAfterMs: parseRetryAfter(headers, now),
+      retryAfterMs,
     }),
+    retryLater: retryAfterMs !== undefined && retryAfterMs > maxRetryAfterMs,
   };
   const ErrorClass = CLASS_BY_STATUS[status] ?? GatewayError;
   return new ErrorClass(details);

@@ -4,8 +4,6 @@ export {
   GatewayClient,
   type GatewayClientOptions,
   type MembersQuery,
-  type RetryAfterEvent,
-  retryAfterTooLong,
   type TranscriptionRequest,
 } from './client.js';
 export {
@@ -41,9 +39,23 @@ export {
   RateLimitError,
   RequestTimeoutError,
   type ResponseFacts,
+  RetryAfterTooLongError,
   redact,
   ServiceUnavailableError,
 } from './errors.js';
+export {
+  type GateState,
+  type RetryAfterEvent,
+  RetryAfterGate,
+  RetryAfterGates,
+  type RetryAfterGatesOptions,
+} from './retry-after-gate.js';
+export {
+  type GateKey,
+  MemoryRetryAfterStore,
+  type RetryAfterListener,
+  type RetryAfterStore,
+} from './retry-after-store.js';
 export { type RetryingGateway, retrying } from './retrying.js';
 export type * from './wire.js';
 export { MEMBERS_LIMIT_DEFAULT, MEMBERS_LIMIT_MAX, MEMBERS_LIMIT_MIN } from './wire.js';

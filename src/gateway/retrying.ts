@@ -1,7 +1,8 @@
 /**
  * The client's methods with retries composed in, for CLI commands and other one-off callers:
- * `retrying(client, { onRetry })` then `await gateway.listEmbeddingModels()`. The pipeline's embedder
- * composes withRetry itself (it shares a gate and counts retries per batch).
+ * `retrying(client, { onRetry })` then `await gateway.listEmbeddingModels()`. A retry after a 429
+ * goes again at once: the client holds it at the key's Retry-After gate. The pipeline's embedder
+ * composes withRetry itself (it counts retries per batch and lets a paid request finish).
  */
 import { type RetryOptions, withRetry } from '../retry/retry.js';
 import type {

@@ -4,7 +4,7 @@
  * `intervalMs` (default 10 s, EMBEDPIPE_PROGRESS_INTERVAL_MS), so a log shows how a run goes.
  */
 import { DEFAULTS } from '../config/defaults.js';
-import type { RetryAfterEvent } from '../retry/gate.js';
+import type { RetryAfterEvent } from '../domain.js';
 import type { Logger } from './logger.js';
 import type { RunStats } from './stats.js';
 

@@ -20,8 +20,8 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LineSplitter, type RawLine } from '../corpus/lines.js';
 import { OutputError } from '../errors.js';
+import { LineSplitter, type RawLine } from '../files/lines.js';
 import { isNotFound, messageOf } from './fs-errors.js';
 
 export const TRANSCRIPTS_FILE = '_transcripts.jsonl';

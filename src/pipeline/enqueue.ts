@@ -5,49 +5,27 @@
  * whatever the corpus size. Workers embed and commit; the last one to finish queues `finalize`.
  */
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
-import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { calibrateRun, readCalibration, writeCalibration } from '../chunking/calibrate.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { RunSettings } from '../config/settings.js';
-import { embedderFor } from '../embedding/embedder.js';
-import type { EmbeddingModel, GatewayClient } from '../gateway/index.js';
+import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
 import { ExpectedRows } from '../output/contract.js';
-import { REJECTS_FILE, sideFile, writeFileAtomic } from '../output/index.js';
-import { committedBatches, type OutputSession, openOutput } from '../output/session.js';
-import { findModel, makePlan, type RunPlan } from '../planning/plan.js';
+import { REJECTS_FILE, sideFile } from '../output/index.js';
+import { writePlanFiles } from '../output/plan-file.js';
+import { committedBatches } from '../output/session.js';
 import { produce } from '../planning/produce.js';
-import { sizingFor } from '../planning/to-send.js';
+import { BatchJobs } from '../queue/batch-jobs.js';
 import {
-  type BatchJobData,
-  batchJobId,
-  batchJobOptions,
   checkEvictionPolicy,
   connectRedis,
-  finalizeJobId,
-  JOB,
   type QueueAddress,
-  type RunSpec,
   RunStore,
+  runSpecOf,
 } from '../queue/distributed.js';
 import { OutageBound, RedisOutage } from '../queue/outage.js';
-
-/** The plan of a distributed run, for finalize: every batch id in plan order, and the corpus counts. */
-export const PLAN_FILE = '_plan.json';
-/** Every chunk of the plan, per document (ExpectedRows.lines): what finalize checks the version against. */
-export const PLAN_CHUNKS_FILE = '_plan-chunks.jsonl';
-
-export interface PlanFile {
-  readonly runId: string;
-  readonly planned: readonly string[];
-  readonly documents: number;
-  readonly chunks: number;
-  readonly rejects: number;
-  readonly tokens: number;
-}
+import { openRunContext, planRun, type RunContext } from './context.js';
 
 export interface EnqueueSummary {
   readonly runId: string;
@@ -88,7 +66,7 @@ export async function enqueueCorpus(
   settings: RunSettings,
   deps: EnqueueDependencies,
 ): Promise<EnqueueSummary> {
-  const { client, logger, stats, address } = deps;
+  const { logger, address } = deps;
   const started = Date.now();
   const outage = deps.outage ?? new RedisOutage(address.redisUrl, logger);
   const redis = await connectRedis(address.redisUrl, 'producer', outage);
@@ -110,123 +88,12 @@ export async function enqueueCorpus(
     redis.disconnect();
     throw error;
   }
-  const queue = new Queue<BatchJobData>(address.queue, {
-    connection: redis,
-    prefix: address.prefix,
-    defaultJobOptions: batchJobOptions(),
-  });
-  queue.on('error', (error) => outage.error(error, 'queue'));
-  // The run, raced against giving up on Redis: BullMQ waits for a lost connection forever.
-  let opened: { release(): Promise<void> } | undefined;
-  const enqueueRun = async (): Promise<EnqueueSummary> => {
-    await checkEvictionPolicy(redis, logger);
-    const model = await findModel(client, settings.model);
-    const plan = makePlan(settings, model);
-    const session = await openOutput({
-      outDir: settings.outDir,
-      model: model.id,
-      planKey: plan.key,
-      format: settings.outputFormat,
-      force: settings.force,
-      logger,
-      onLockLost: (error) => logger.error({ err: error.message }, 'lost the dataset lock while enqueueing'),
-    });
-    opened = session;
-    try {
-      const dir = session.writer.dir;
-      const runId = runIdOf(settings.outDir, session.version.name);
-      const sizing = sizingFor(settings, plan, await readCalibration(dir));
-      const signal = deps.signal ?? new AbortController().signal;
-      const embedder = embedderFor(settings, {
-        client,
-        model: model.id,
-        sizing,
-        stats,
-        logger,
-        pricePerToken: model.pricing?.promptPerToken,
-      });
-      const persistCalibration = async () => {
-        if (sizing.calibration.takeChange()) await writeCalibration(dir, sizing);
-      };
-      await calibrateRun(settings, sizing, embedder, logger, signal, persistCalibration);
-      await persistCalibration();
-      const spec = runSpecOf(settings, { model, plan, session, runId });
-      const runs = new RunStore(redis, address);
-      await runs.open(spec);
-      const feed = new JobFeed(queue, deps.highWater ?? DEFAULTS.distributed.highWater, signal);
-      bound.beat = () =>
-        runs.producing(runId, {
-          enqueued: feed.enqueued,
-          planned: stats.ledger.planned.size,
-          read: stats.bytesTotal > 0 ? stats.bytesRead / stats.bytesTotal : 0,
-        });
-      // What the version holds, read again after the run's done-count was reset: a batch workers
-      // committed before this point is skipped here, one committed after is counted there.
-      const { committed } = await committedBatches(session.writer);
-      logger.info({ runId, version: session.version.name }, 'enqueueing');
-
-      const rejects = sideFile(dir, REJECTS_FILE);
-      const expected = new ExpectedRows();
-      const batches = produce(
-        {
-          settings,
-          plan,
-          sizing,
-          stats,
-          committed,
-          onReject: (reject) => rejects.add(reject),
-        },
-        expected,
-      );
-      for await (const batch of batches) {
-        signal.throwIfAborted();
-        await feed.add({
-          name: JOB.batch,
-          data: { runId, batch },
-          opts: { jobId: batchJobId(runId, batch.batchId) },
-        });
-        // The producer never re-plans: the documents of an enqueued batch are done with here.
-        sizing.release(batch.chunks);
-      }
-      await feed.flush();
-      await rejects.close();
-      const planFile: PlanFile = {
-        runId,
-        planned: [...stats.ledger.planned],
-        documents: stats.documents,
-        chunks: stats.chunks,
-        rejects: stats.rejects,
-        tokens: stats.tokens,
-      };
-      // The chunks first: finalize reads them once the plan file says planning is done.
-      await writeFileAtomic(join(dir, PLAN_CHUNKS_FILE), [...expected.lines()].join(''));
-      await writeFileAtomic(join(dir, PLAN_FILE), `${JSON.stringify(planFile)}\n`);
-      await persistCalibration();
-      await runs.produced(runId, feed.enqueued);
-      // Nothing left to embed (everything committed already): finalize now.
-      if (await runs.settled(runId)) {
-        await queue.add(JOB.finalize, { runId } as never, { jobId: finalizeJobId(runId) });
-      }
-      return {
-        runId,
-        version: session.version.name,
-        outDir: settings.outDir,
-        documents: stats.documents,
-        rejects: stats.rejects,
-        chunks: stats.chunks,
-        batches: {
-          planned: stats.ledger.planned.size,
-          enqueued: feed.enqueued,
-          committed: stats.ledger.carried.batches,
-        },
-        elapsedMs: Date.now() - started,
-      };
-    } finally {
-      await session.release();
-    }
-  };
+  const jobs = new BatchJobs(redis, address);
+  jobs.onError((error) => outage.error(error, 'queue'));
+  const producer: Producer = { settings, deps, redis, jobs, bound, started };
   try {
-    return await Promise.race([enqueueRun(), bound.givenUp]);
+    // The run, raced against giving up on Redis: BullMQ waits for a lost connection forever.
+    return await Promise.race([enqueueRun(producer), bound.givenUp]);
   } catch (error) {
     throw bound.error ?? error;
   } finally {
@@ -234,70 +101,83 @@ export async function enqueueCorpus(
     if (bound.error) {
       // Nothing to close gracefully without Redis: drop the sockets, let the process end.
       void shared?.close().catch(() => {});
-      void queue.disconnect().catch(() => {});
-      await opened?.release().catch(() => {});
+      void jobs.disconnect().catch(() => {});
+      await producer.opened?.session.release().catch(() => {});
     } else {
       await shared?.close();
-      await queue.close();
+      await jobs.close();
     }
     redis.disconnect();
   }
 }
 
-/** Jobs added in bulk, waiting while the queue holds more than `highWater` waiting jobs (backpressure). */
-class JobFeed {
-  enqueued = 0;
-  #pending: { name: string; data: BatchJobData; opts: { jobId: string } }[] = [];
-  constructor(
-    private readonly queue: Queue<BatchJobData>,
-    private readonly highWater: number,
-    private readonly signal: AbortSignal,
-  ) {}
-
-  async add(job: { name: string; data: BatchJobData; opts: { jobId: string } }): Promise<void> {
-    this.#pending.push(job);
-    if (this.#pending.length >= DEFAULTS.distributed.addChunk) await this.flush();
-  }
-
-  async flush(): Promise<void> {
-    if (this.#pending.length === 0) return;
-    // Backpressure: Redis holds at most about `highWater` waiting batches of this queue.
-    while ((await this.queue.getWaitingCount()) > this.highWater) {
-      this.signal.throwIfAborted();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    await this.queue.addBulk(this.#pending);
-    this.enqueued += this.#pending.length;
-    this.#pending = [];
-  }
+/** The producer's connections, and the run once its version is open (released on an outage). */
+interface Producer {
+  readonly settings: RunSettings;
+  readonly deps: EnqueueDependencies;
+  readonly redis: Redis;
+  readonly jobs: BatchJobs;
+  readonly bound: OutageBound;
+  readonly started: number;
+  opened?: RunContext;
 }
 
-/** What every worker needs to know about the run (no secrets): stored once in Redis. */
-function runSpecOf(
-  settings: RunSettings,
-  run: { model: EmbeddingModel; plan: RunPlan; session: OutputSession; runId: string },
-): RunSpec {
-  const { model, plan, session, runId } = run;
-  const current = session.current;
-  return {
-    runId,
-    outDir: settings.outDir,
-    versionDir: session.writer.dir,
-    versionName: session.version.name,
-    model: model.id,
-    planKey: plan.key,
-    format: settings.outputFormat,
-    encodingFormat: settings.encodingFormat,
-    provider: settings.provider,
-    retry: settings.retry,
-    overlap: settings.overlap,
-    ...(model.contextLength !== undefined ? { contextLength: model.contextLength } : {}),
-    budgetTokens: plan.budgetTokens,
-    ...(model.pricing?.promptPerToken !== undefined ? { pricePerToken: model.pricing.promptPerToken } : {}),
-    ...(current?.manifest.model === model.id && current.manifest.dims ? { dims: current.manifest.dims } : {}),
-    linkedFiles: [...new Set(session.fileOf.values())],
-    keepVersions: settings.keepVersions,
-    input: settings.input,
-    createdAt: new Date().toISOString(),
-  };
+async function enqueueRun(producer: Producer): Promise<EnqueueSummary> {
+  const { settings, deps, redis, jobs, bound } = producer;
+  const { logger, stats, address } = deps;
+  await checkEvictionPolicy(redis, logger);
+  const plan = await planRun(settings, deps);
+  const run = await openRunContext(settings, plan, {
+    ...deps,
+    onLockLost: (error) => logger.error({ err: error.message }, 'lost the dataset lock while enqueueing'),
+  });
+  producer.opened = run;
+  const { session, sizing, dir } = run;
+  try {
+    const runId = runIdOf(settings.outDir, session.version.name);
+    const signal = deps.signal ?? new AbortController().signal;
+    await run.calibrate(signal);
+    const runs = new RunStore(redis, address);
+    await runs.open(runSpecOf({ ...run, runId }));
+    const feed = jobs.feed(runId, deps.highWater ?? DEFAULTS.distributed.highWater, signal);
+    bound.beat = () =>
+      runs.producing(runId, {
+        enqueued: feed.enqueued,
+        planned: stats.ledger.planned.size,
+        read: stats.bytesTotal > 0 ? stats.bytesRead / stats.bytesTotal : 0,
+      });
+    // What the version holds, read again after the run's done-count was reset: a batch workers
+    // committed before this point is skipped here, one committed after is counted there.
+    const { committed } = await committedBatches(session.writer);
+    logger.info({ runId, version: session.version.name }, 'enqueueing');
+    const rejects = sideFile(dir, REJECTS_FILE);
+    const expected = new ExpectedRows();
+    const onReject = rejects.add.bind(rejects);
+    for await (const batch of produce({ settings, plan, sizing, stats, committed, onReject }, expected)) {
+      await feed.add(batch);
+      // The producer never re-plans: the documents of an enqueued batch are done with here.
+      sizing.release(batch.chunks);
+    }
+    await feed.flush();
+    await rejects.close();
+    const { documents, chunks, rejects: rejected, tokens } = stats;
+    const planned = [...stats.ledger.planned];
+    await writePlanFiles(dir, { runId, planned, documents, chunks, rejects: rejected, tokens }, expected);
+    await run.persistCalibration();
+    await runs.produced(runId, feed.enqueued);
+    // Nothing left to embed (everything committed already): finalize now.
+    if (await runs.settled(runId)) await jobs.queueFinalize(runId);
+    return {
+      runId,
+      version: session.version.name,
+      outDir: settings.outDir,
+      documents,
+      rejects: rejected,
+      chunks,
+      batches: { planned: planned.length, enqueued: feed.enqueued, committed: stats.ledger.carried.batches },
+      elapsedMs: Date.now() - producer.started,
+    };
+  } finally {
+    await session.release();
+  }
 }

@@ -9,15 +9,14 @@
  * backoff for crashes and long outages (minutes). A non-retryable gateway answer fails the job once
  * (UnrecoverableError). 402 (or 401) pauses the queue for every worker until `embedpipe resume`.
  */
-import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { readCalibration } from '../chunking/calibrate.js';
 import { RunSizing } from '../chunking/run-sizing.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { accountProblem } from '../embedding/account-problem.js';
 import { embedderFor } from '../embedding/embedder.js';
 import { BatchFailedError } from '../embedding/gateway-embedder.js';
 import { ReusingEmbedder } from '../embedding/reuse.js';
-import { ExitCode, OutputLockedError } from '../errors.js';
-import { GatewayError } from '../gateway/errors.js';
+import { OutputLockedError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { WorkerMetrics } from '../observability/metrics.js';
@@ -32,12 +31,17 @@ import type { DatasetWriter } from '../output/index.js';
 import { versionWriter } from '../output/session.js';
 import { VectorIndex } from '../output/vector-index.js';
 import {
-  type BatchJobData,
+  BatchJobs,
+  delayJob,
+  extendJobLock,
+  type Job,
+  startJobWorker,
+  type TakenJob,
+  unrecoverable,
+} from '../queue/batch-jobs.js';
+import {
   checkEvictionPolicy,
   connectRedis,
-  type FinalizeJobData,
-  finalizeJobId,
-  JOB,
   type QueueAddress,
   type RunSpec,
   RunStore,
@@ -64,13 +68,12 @@ export interface WorkerOptions {
 }
 
 export interface RunningWorker {
-  readonly worker: Worker;
   /** Takes no new job, finishes the ones in flight, then closes its connections. */
   close(): Promise<void>;
 }
 
 /** What a worker keeps per run: the run's spec, writer, sizing and embedder, built on its first job. */
-interface RunContext {
+interface JoinedRun {
   readonly spec: RunSpec;
   readonly writer: DatasetWriter;
   readonly reuse: ReusingEmbedder;
@@ -82,113 +85,100 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const connection = await connectRedis(address.redisUrl, 'worker', options.outage);
   await checkEvictionPolicy(connection, logger);
   const runs = new RunStore(connection, address);
-  const queue = new Queue(address.queue, { connection, prefix: address.prefix });
-  const contexts = new Map<string, Promise<RunContext>>();
-  const context = (runId: string): Promise<RunContext> => {
+  const jobs = new BatchJobs(connection, address);
+  const contexts = new Map<string, Promise<JoinedRun>>();
+  const context = (runId: string): Promise<JoinedRun> => {
     let found = contexts.get(runId);
     if (!found) {
-      found = openRun(runs, runId, client, logger, stats);
+      found = joinRun(runs, runId, client, logger, stats);
       found.catch(() => contexts.delete(runId));
       contexts.set(runId, found);
     }
     return found;
   };
   const lockDuration = options.lockDurationMs ?? DEFAULTS.distributed.lockDurationMs;
+  const finalizeWhenSettled = async (runId: string) => {
+    if (await runs.settled(runId)) await jobs.queueFinalize(runId);
+  };
+  const work: BatchWork = { runs, jobs, context, logger, metrics, lockDuration, finalizeWhenSettled };
   /** Batch jobs this process is working on now (the jobs_active gauge). */
   let active = 0;
-
-  const finalizeWhenSettled = async (runId: string) => {
-    if (await runs.settled(runId))
-      await queue.add(
-        JOB.finalize,
-        { runId },
-        { jobId: finalizeJobId(runId), removeOnComplete: true, removeOnFail: true },
-      );
-  };
-
-  const work: BatchWork = { runs, queue, context, logger, metrics, lockDuration, finalizeWhenSettled };
-
-  const worker = new Worker(
-    address.queue,
-    async (job: Job, token?: string) => {
-      if (job.name === JOB.finalize) {
-        const { runId } = job.data as FinalizeJobData;
-        try {
-          await finalizeRun({ runs, runId, logger, client, queue });
-        } catch (error) {
-          // The dataset is locked for a moment (its producer finishing, a finalize by hand): the
-          // job waits its turn instead of failing, which would leave the run unfinished for good.
-          if (error instanceof OutputLockedError) return delay(job, token, 2_000);
-          throw error;
-        }
-        return;
-      }
+  const worker = startJobWorker({
+    connection,
+    address,
+    concurrency: options.concurrency,
+    lockDurationMs: lockDuration,
+    handle: async (taken, token) => {
+      if (taken.kind === 'finalize') return finalizeJob(work, taken.runId, taken.job, token, client);
       metrics?.active(++active);
       try {
-        await processBatch(work, job as Job<BatchJobData>, token);
+        await processBatch(work, taken, token);
       } finally {
         metrics?.active(--active);
       }
     },
-    {
-      connection,
-      prefix: address.prefix,
-      concurrency: options.concurrency,
-      lockDuration,
-      stalledInterval: Math.min(30_000, lockDuration),
-      // Stalled jobs (their worker died) go back to waiting; counted against the job's attempts.
-      maxStalledCount: DEFAULTS.distributed.attempts,
+    onFailed: (taken, error, final) => onJobFailed(work, taken, error, final),
+    onError: (error) => {
+      // A lock lost in an outage is said once, by the job that finds out ("lost the lock of job …").
+      if (/could not renew lock|Missing lock for job/.test(error.message))
+        logger.debug({ err: error.message }, 'worker error');
+      else if (options.outage) options.outage.error(error, 'worker error');
+      else logger.error({ err: error.message }, 'worker error');
     },
-  );
-  worker.on('failed', (job, error) =>
-    onJobFailed(job, error, { runs, logger, metrics, finalizeWhenSettled }),
-  );
-  worker.on('error', (error) => {
-    // A lock lost in an outage is said once, by the job that finds out ("lost the lock of job …").
-    if (/could not renew lock|Missing lock for job/.test(error.message))
-      logger.debug({ err: error.message }, 'worker error');
-    else if (options.outage) options.outage.error(error, 'worker error');
-    else logger.error({ err: error.message }, 'worker error');
   });
   return {
-    worker,
     async close() {
       await worker.close();
-      await queue.close();
+      await jobs.close();
       connection.disconnect();
     },
   };
 }
 
+async function finalizeJob(
+  work: BatchWork,
+  runId: string,
+  job: Job,
+  token: string | undefined,
+  client: GatewayClient,
+): Promise<void> {
+  const { runs, logger, jobs } = work;
+  try {
+    await finalizeRun({ runs, runId, logger, client, jobs });
+  } catch (error) {
+    // The dataset is locked for a moment (its producer finishing, a finalize by hand): the job
+    // waits its turn instead of failing, which would leave the run unfinished for good.
+    if (error instanceof OutputLockedError) return delayJob(job, token, 2_000);
+    throw error;
+  }
+}
+
 /** A signal that never aborts. */
 const NEVER = new AbortController().signal;
 
-/** What processing a batch job needs from its worker. */
+/** What processing a job needs from its worker. */
 interface BatchWork {
   readonly runs: RunStore;
-  readonly queue: Queue;
-  readonly context: (runId: string) => Promise<RunContext>;
+  readonly jobs: BatchJobs;
+  readonly context: (runId: string) => Promise<JoinedRun>;
   readonly logger: Logger;
   readonly metrics: WorkerMetrics | undefined;
   readonly lockDuration: number;
   readonly finalizeWhenSettled: (runId: string) => Promise<void>;
 }
 
+type BatchJob = Extract<TakenJob, { kind: 'batch' }>;
+
 /**
  * One batch job: embedded (reusing what the dataset holds) and written as its part, counted once
  * in Redis however often BullMQ delivers it; a 402 or 401 pauses the queue for every worker.
  */
-async function processBatch(
-  work: BatchWork,
-  job: Job<BatchJobData>,
-  token: string | undefined,
-): Promise<void> {
-  const { runs, queue, context, logger, metrics, lockDuration, finalizeWhenSettled } = work;
-  const { runId, batch } = job.data;
+async function processBatch(work: BatchWork, taken: BatchJob, token: string | undefined): Promise<void> {
+  const { runs, context, logger, finalizeWhenSettled } = work;
+  const { runId, batch, job } = taken;
   const state = await runs.state(runId);
-  if (!state.known)
-    throw new UnrecoverableError(`run ${runId} is unknown to this queue (its state was removed)`);
-  if (state.paused) return delay(job, token, 5_000);
+  if (!state.known) throw unrecoverable(`run ${runId} is unknown to this queue (its state was removed)`);
+  if (state.paused) return delayJob(job, token, 5_000);
   // BullMQ delivers at least once: an earlier delivery of this job may have committed the batch
   // and died before the job was marked complete. Its run may be finalized already (its part
   // compacted away): embedding it again would pay twice and write its rows a second time.
@@ -210,89 +200,74 @@ async function processBatch(
     }
   }
   try {
-    // No signal that aborts: a request already sent is paid for, so a job never abandons it.
-    const embedded = await run.reuse.embed(batch, NEVER);
-    // A job whose lock lapsed (this process froze, or stalled past the lock's duration) is done
-    // again by another worker, and its run may be finalized already: a part written now would
-    // add its rows to the dataset a second time. Still ours, the lock is extended for the write.
-    if (token !== undefined && (await job.extendLock(token, lockDuration)) !== 1) {
-      const message = `lost the lock of job ${job.id} (this worker stalled longer than its lock): another worker does this batch; its part is not written`;
-      logger.warn({ runId, jobId: job.id }, message);
-      throw new Error(message);
-    }
-    const record = batchRecordOf(batch.chunks.length, embedded);
-    const written = await run.writer.writePart(batch.batchId, embedded, batchRecordMetadata(record));
-    await run.reuse.committed(
-      written.file,
-      embedded.chunks.map((chunk) => chunk.hash),
-      embedded.vectors,
-    );
-    const usage = usageOf(record);
-    metrics?.jobCompleted(usage);
-    // This batch's own retries (the process's counter also moves with its other jobs').
-    for (let i = 0; i < record.retries; i++) metrics?.retry();
-    if (!(await runs.done(runId, batch.batchId, usage))) {
-      // Counted first by another delivery of this job: this worker stalled past its lock after
-      // the check above. If finalize already compacted the batch, this part is a second copy.
-      if (await run.writer.withdrawCompactedPart(batch.batchId))
-        logger.warn(
-          { runId, jobId: job.id },
-          'batch committed meanwhile by another worker: this late part was removed',
-        );
-    }
+    await embedAndCommit(work, run, taken, token);
     // Also when an earlier run of this job counted it first: that run may have died before it
     // looked, and then nobody else would queue finalize.
     await finalizeWhenSettled(runId);
   } catch (error) {
     const why = accountProblem(error);
-    if (why) {
-      // Every worker's next request would fail the same way: pause the queue for all of them.
-      await runs.pause(runId, why);
-      await queue.pause();
-      logger.error({ runId }, `${why}; the queue is paused: fix it, then run embedpipe resume ${runId}`);
-      return delay(job, token, 5_000);
+    if (!why) {
+      if (error instanceof BatchFailedError && !error.cause.retryable) throw unrecoverable(error.message);
+      throw error;
     }
-    if (error instanceof BatchFailedError && !error.cause.retryable)
-      throw new UnrecoverableError(error.message);
-    throw error;
+    // Every worker's next request would fail the same way: pause the queue for all of them.
+    await runs.pause(runId, why);
+    await work.jobs.pause();
+    logger.error({ runId }, `${why}; the queue is paused: fix it, then run embedpipe resume ${runId}`);
+    return delayJob(job, token, 5_000);
   }
 }
 
-/** A 402 or a 401 behind a job's failure, in words; undefined for any other failure. */
-function accountProblem(error: unknown): string | undefined {
-  const cause = error instanceof BatchFailedError ? error.cause : error;
-  if (!(cause instanceof GatewayError)) return undefined;
-  if (cause.exitCode === ExitCode.credits) return `credits exhausted: ${cause.message}`;
-  if (cause.exitCode === ExitCode.authentication) return `authentication failed: ${cause.message}`;
-  return undefined;
+/** The batch embedded and written as its own part, then counted in Redis (once, whoever counts first). */
+async function embedAndCommit(
+  work: BatchWork,
+  run: JoinedRun,
+  { runId, batch, job }: BatchJob,
+  token: string | undefined,
+): Promise<void> {
+  const { runs, logger, metrics } = work;
+  // No signal that aborts: a request already sent is paid for, so a job never abandons it.
+  const embedded = await run.reuse.embed(batch, NEVER);
+  // A job whose lock lapsed (this process froze, or stalled past the lock's duration) is done
+  // again by another worker, and its run may be finalized already: a part written now would
+  // add its rows to the dataset a second time. Still ours, the lock is extended for the write.
+  if (!(await extendJobLock(job, token, work.lockDuration))) {
+    const message = `lost the lock of job ${job.id} (this worker stalled longer than its lock): another worker does this batch; its part is not written`;
+    logger.warn({ runId, jobId: job.id }, message);
+    throw new Error(message);
+  }
+  const record = batchRecordOf(batch.chunks.length, embedded);
+  const written = await run.writer.writePart(batch.batchId, embedded, batchRecordMetadata(record));
+  await run.reuse.committed(
+    written.file,
+    embedded.chunks.map((chunk) => chunk.hash),
+    embedded.vectors,
+  );
+  const usage = usageOf(record);
+  metrics?.jobCompleted(usage);
+  // This batch's own retries (the process's counter also moves with its other jobs').
+  for (let i = 0; i < record.retries; i++) metrics?.retry();
+  if (await runs.done(runId, batch.batchId, usage)) return;
+  // Counted first by another delivery of this job: this worker stalled past its lock after the
+  // check before embedding. If finalize already compacted the batch, this part is a second copy.
+  if (await run.writer.withdrawCompactedPart(batch.batchId))
+    logger.warn(
+      { runId, jobId: job.id },
+      'batch committed meanwhile by another worker: this late part was removed',
+    );
 }
 
 /** A job attempt failed: the queue retries it, or it failed for good (recorded; the run may finalize). */
-function onJobFailed(
-  job: Job | undefined,
-  error: Error,
-  {
-    runs,
-    logger,
-    metrics,
-    finalizeWhenSettled,
-  }: {
-    runs: RunStore;
-    logger: Logger;
-    metrics: WorkerMetrics | undefined;
-    finalizeWhenSettled: (runId: string) => Promise<void>;
-  },
-): void {
-  if (job?.name === JOB.finalize) {
-    const { runId } = job.data as FinalizeJobData;
+function onJobFailed(work: BatchWork, taken: TakenJob, error: Error, final: boolean): void {
+  const { runs, logger, metrics, finalizeWhenSettled } = work;
+  const { runId, job } = taken;
+  if (taken.kind === 'finalize') {
     logger.error(
       { runId },
       `finalize failed: ${error.message}; finish the run with embedpipe finalize ${runId}`,
     );
     return;
   }
-  if (!job || job.name !== JOB.batch) return;
-  const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
   if (!final) {
     metrics?.jobRetried();
     logger.warn(
@@ -302,10 +277,9 @@ function onJobFailed(
     return;
   }
   metrics?.jobFailed();
-  const { runId, batch } = job.data as BatchJobData;
   logger.error({ jobId: job.id }, `batch failed for good: ${error.message}`);
   void runs
-    .failed(runId, batch.batchId, error.message)
+    .failed(runId, taken.batch.batchId, error.message)
     .then(() => finalizeWhenSettled(runId))
     .catch((e: unknown) => logger.error({ err: String(e) }, 'could not record a failed batch'));
 }
@@ -316,21 +290,16 @@ const usageOf = (record: BatchRecord) => ({
   costUsd: record.cost,
 });
 
-/** Moves the job back to delayed without spending an attempt (BullMQ's DelayedError protocol). */
-async function delay(job: Job, token: string | undefined, ms: number): Promise<never> {
-  await job.moveToDelayed(Date.now() + ms, token);
-  throw new DelayedError();
-}
-
-async function openRun(
+/** A worker joins a run on its first job: the run's spec, writer, sizing and embedder. */
+async function joinRun(
   runs: RunStore,
   runId: string,
   client: GatewayClient,
   logger: Logger,
   stats: RunStats,
-): Promise<RunContext> {
+): Promise<JoinedRun> {
   const spec = await runs.spec(runId);
-  if (!spec) throw new UnrecoverableError(`run ${runId} is unknown to this queue`);
+  if (!spec) throw unrecoverable(`run ${runId} is unknown to this queue`);
   const writer = versionWriter({
     dir: spec.versionDir,
     format: spec.format,
@@ -360,9 +329,5 @@ async function openRun(
   let index: Promise<VectorIndex> | undefined;
   const vectors = () => (index ??= VectorIndex.build(spec.versionDir, spec.linkedFiles, spec.format));
   logger.info({ runId, version: spec.versionName, model: spec.model }, 'joined run');
-  return {
-    spec,
-    writer,
-    reuse: new ReusingEmbedder({ embedder, sizing, stats, index: vectors }),
-  };
+  return { spec, writer, reuse: new ReusingEmbedder({ embedder, sizing, stats, index: vectors }) };
 }

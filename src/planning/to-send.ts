@@ -9,9 +9,9 @@ import { RunSizing } from '../chunking/run-sizing.js';
 import type { RunSettings } from '../config/settings.js';
 import type { Reject } from '../domain.js';
 import type { RunStats } from '../observability/stats.js';
+import type { WorkToSend } from '../observability/summary.js';
 import { DatasetWriter } from '../output/index.js';
 import { VectorIndex } from '../output/vector-index.js';
-import type { WorkToSend } from '../pipeline/summary.js';
 import type { TranscriptionStage } from '../transcription/stage.js';
 import { plannedBatches, type RunPlan } from './plan.js';
 

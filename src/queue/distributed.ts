@@ -13,10 +13,12 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { DEFAULTS } from '../config/defaults.js';
-import type { ProviderSettings } from '../config/settings.js';
+import type { ProviderSettings, RunSettings } from '../config/settings.js';
 import type { Batch } from '../domain.js';
 import { RedisError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
+import type { OutputSession } from '../output/session.js';
+import type { RunPlan } from '../planning/plan.js';
 import type { RedisOutage } from './outage.js';
 import { redactRedisUrl } from './redis-url.js';
 
@@ -339,4 +341,37 @@ export class RunStore {
     } while (cursor !== '0');
     return [...ids].sort().reverse();
   }
+}
+
+/** What every worker needs to know about the run (no secrets): stored once in Redis. */
+export function runSpecOf(run: {
+  readonly settings: RunSettings;
+  readonly plan: RunPlan;
+  readonly session: OutputSession;
+  readonly runId: string;
+}): RunSpec {
+  const { settings, plan, session, runId } = run;
+  const model = plan.model;
+  const current = session.current;
+  return {
+    runId,
+    outDir: settings.outDir,
+    versionDir: session.writer.dir,
+    versionName: session.version.name,
+    model: model.id,
+    planKey: plan.key,
+    format: settings.outputFormat,
+    encodingFormat: settings.encodingFormat,
+    provider: settings.provider,
+    retry: settings.retry,
+    overlap: settings.overlap,
+    ...(model.contextLength !== undefined ? { contextLength: model.contextLength } : {}),
+    budgetTokens: plan.budgetTokens,
+    ...(model.pricing?.promptPerToken !== undefined ? { pricePerToken: model.pricing.promptPerToken } : {}),
+    ...(current?.manifest.model === model.id && current.manifest.dims ? { dims: current.manifest.dims } : {}),
+    linkedFiles: [...new Set(session.fileOf.values())],
+    keepVersions: settings.keepVersions,
+    input: settings.input,
+    createdAt: new Date().toISOString(),
+  };
 }

@@ -1,13 +1,21 @@
 /**
- * The embedded default: a sliding window of `concurrency` handlers in this process (p-limit). A new
- * batch starts the moment any slot frees up, never in waves; `push` blocks while a full window's
- * worth of batches is already waiting, so memory stays bounded whatever the corpus size.
+ * The seam of `run` between the producer (planning) and the consumers (embedding + writing): a
+ * sliding window of `concurrency` handlers in this process (p-limit). A new batch starts the moment
+ * any slot frees up, never in waves; `push` blocks while a full window's worth of batches is already
+ * waiting, so memory stays bounded whatever the corpus size. (Distributed runs put their batches on
+ * BullMQ instead, batch-jobs.ts: there the producer never waits for a batch to be handled, so the
+ * two share no push/drain contract.)
  */
 import pLimit from 'p-limit';
 import type { Batch } from '../domain.js';
-import type { BatchHandler, BatchQueue } from './batch-queue.js';
 
-export class InProcessQueue implements BatchQueue {
+/**
+ * Handles one batch to completion. A thrown error is fatal for the whole run (402, 401, …). The
+ * signal says the run is stopping: start nothing new, but finish (and keep) what is already paid for.
+ */
+export type BatchHandler = (batch: Batch, signal: AbortSignal) => Promise<void>;
+
+export class InProcessQueue {
   readonly #limit;
   readonly #handler: BatchHandler;
   readonly #maxWaiting: number;
@@ -27,6 +35,7 @@ export class InProcessQueue implements BatchQueue {
     return this.#controller.signal;
   }
 
+  /** Hands a batch over; resolves once there is room for more (backpressure), not when it is done. */
   async push(batch: Batch): Promise<void> {
     this.#throwIfFatal();
     const task: Promise<void> = this.#limit(async () => {
@@ -49,11 +58,13 @@ export class InProcessQueue implements BatchQueue {
     this.#throwIfFatal();
   }
 
+  /** Resolves when every pushed batch was handled; rejects with the first fatal error. */
   async drain(): Promise<void> {
     while (this.#running.size > 0) await Promise.all([...this.#running]);
     this.#throwIfFatal();
   }
 
+  /** Stops the run: no new batch starts; batches in flight see the aborted signal and wind down. */
   abort(reason: Error): void {
     if (this.#fatal) return;
     this.#fatal = reason;

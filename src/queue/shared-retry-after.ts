@@ -1,8 +1,10 @@
 /**
- * The Retry-After wait of a distributed run, shared by every worker through Redis. Each process keeps
- * its one RetryAfterGate per key (retry/gate.ts); this bridges it to the others': a 429 seen by one
- * worker closes every worker's gate, and a worker that joins during a wait waits too. Without it,
- * the workers that did not get the 429 keep sending and break the Retry-After for all.
+ * The Retry-After wait of a distributed run, shared by every worker through Redis: the store of each
+ * process's gateway client (gateway/retry-after-store.ts). The client holds the wait, one gate per
+ * key; this carries it to the others': a 429 seen by one worker closes every worker's gate, and a
+ * worker that joins during a wait waits too. Without it, the workers that did not get the 429 keep
+ * sending and break the Retry-After for all. Only the API key's waits are shared: the run's workers
+ * and producer all send on it.
  *
  * Clocks: only durations cross machines, never instants. The sender turns its local "not before"
  * instant into the milliseconds left by its own clock; Redis holds the wait as a key whose PX expiry
@@ -13,8 +15,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
-import type { RetryAfterGate, TooLongError } from '../retry/gate.js';
+import type { GateKey, RetryAfterListener, RetryAfterStore } from '../gateway/retry-after-store.js';
 import { now as defaultNow, type Now } from '../retry/timing.js';
+
+/** The gateway key whose waits the run shares. */
+const SHARED_KEY: GateKey = 'api';
 
 export interface SharedRetryAfterOptions {
   /** A Redis URL, or a connection to copy: this class opens (and closes) two of its own. */
@@ -23,17 +28,13 @@ export interface SharedRetryAfterOptions {
   queue: string;
   /** Key prefix, like BullMQ's `prefix` option (default 'embedpipe'). */
   prefix?: string;
-  /** This process's gate: the gateway client's `retryAfterGate`. */
-  gate: RetryAfterGate;
-  /**
-   * What a caller unwilling to wait that long is thrown (see RetryAfterGate.closeFor): pass the
-   * client's own, so a shared wait past --max-retry-after fails a request as the local one would.
-   */
-  tooLong?: TooLongError;
-  /** The gate's clock (default Date.now). */
+  /** The clock of the clients this store serves (default Date.now): instants are turned into ms by it. */
   now?: Now;
-  /** Failures in the background (connection errors, a malformed message). ioredis reconnects by itself. */
-  onError?: (error: Error) => void;
+  /**
+   * Failures in the background (connection errors, a malformed message, a wait not shared), with
+   * what failed in words. ioredis reconnects by itself.
+   */
+  onError?: (error: Error, what: string) => void;
   /** A connection is ready again after an outage. */
   onReady?: () => void;
 }
@@ -63,7 +64,7 @@ end
 return math.max(0, stored - now)
 `;
 
-export class SharedRetryAfter {
+export class SharedRetryAfter implements RetryAfterStore {
   /** Holds the wait's end instant (Redis clock) and expires with it. */
   readonly key: string;
   /** Carries each extension of the wait (pub/sub channels have their own namespace: same name). */
@@ -72,10 +73,11 @@ export class SharedRetryAfter {
   readonly #commands: Redis;
   /** A subscribed connection can issue no other command: a second one for PTTL and EVAL. */
   readonly #subscriber: Redis;
-  readonly #gate: RetryAfterGate;
-  readonly #tooLong: TooLongError | undefined;
   readonly #now: Now;
-  readonly #onError: (error: Error) => void;
+  readonly #onError: (error: Error, what: string) => void;
+  readonly #listeners = new Set<RetryAfterListener>();
+  /** The latest end of the run's wait known here (local clock), told to each new listener. */
+  #until = 0;
   #closed = false;
 
   /** Subscribes, then reads the stored wait: a worker joining during a wait waits too. */
@@ -94,8 +96,6 @@ export class SharedRetryAfter {
     const prefix = options.prefix ?? 'embedpipe';
     this.key = `${prefix}:${options.queue}:retry-after`;
     this.channel = this.key;
-    this.#gate = options.gate;
-    this.#tooLong = options.tooLong;
     this.#now = options.now ?? defaultNow;
     this.#onError = options.onError ?? (() => {});
     const { redis } = options;
@@ -106,8 +106,9 @@ export class SharedRetryAfter {
     // unhandled, and closing during a reconnect then raised an unhandled "Connection is closed".
     this.#subscriber = open({ autoResubscribe: false });
     // Without a listener ioredis prints every connection error to the console.
-    this.#commands.on('error', this.#onError);
-    this.#subscriber.on('error', this.#onError);
+    const onError = (error: Error) => this.#onError(error, 'shared Retry-After');
+    this.#commands.on('error', onError);
+    this.#subscriber.on('error', onError);
     if (options.onReady) {
       this.#commands.on('ready', options.onReady);
       this.#subscriber.on('ready', options.onReady);
@@ -120,7 +121,7 @@ export class SharedRetryAfter {
     this.#subscriber.on('ready', () => {
       if (connectedOnce && !this.#closed) {
         this.#subscribeAndSync().catch((error: Error) => {
-          if (!this.#closed) this.#onError(error);
+          if (!this.#closed) this.#onError(error, 'shared Retry-After');
         });
       }
       connectedOnce = true;
@@ -128,22 +129,43 @@ export class SharedRetryAfter {
   }
 
   /**
-   * Shares this process's wait, an instant by the gate's clock (RetryAfterEvent.until). Resolves to
-   * the milliseconds left of the run's wait, which may be a longer one another worker stored; the
-   * local gate is closed for that too.
+   * Shares a wait this process's client was told of, an instant by its clock (the key's gate).
+   * Resolves to the milliseconds left of the run's wait, which may be a longer one another worker
+   * stored: the listeners are told of that one too. Never rejects: a failure goes to onError, and
+   * resolves to 0.
    */
-  async publish(untilMs: number): Promise<number> {
+  async publish(key: GateKey, untilMs: number): Promise<number> {
+    if (key !== SHARED_KEY) return 0;
+    // This process's other clients hear it now, as the exact instant (the publisher's gate has it).
+    this.#tell(untilMs);
     const ms = Math.ceil(untilMs - this.#now());
-    if (ms <= 0) return this.remainingMs();
-    const message: WaitMessage = { ms, from: this.#id };
-    // Plain EVAL: one call per 429 is too rare for EVALSHA caching to matter.
-    const left = Number(
-      await this.#commands.eval(EXTEND_WAIT, 1, this.key, ms, this.channel, JSON.stringify(message)),
-    );
-    // Our own wait: the local gate holds it already (closing it again would push it by the round
-    // trip). A longer one another worker stored: this process waits for that too.
-    if (left > ms) this.#close(left);
-    return left;
+    try {
+      if (ms <= 0) return await this.remainingMs();
+      const message: WaitMessage = { ms, from: this.#id };
+      // Plain EVAL: one call per 429 is too rare for EVALSHA caching to matter.
+      const left = Number(
+        await this.#commands.eval(EXTEND_WAIT, 1, this.key, ms, this.channel, JSON.stringify(message)),
+      );
+      // Our own wait is never echoed back (that would push it by the round trip); a longer one
+      // another worker stored: this process waits for that too.
+      if (left > ms) this.#waitFor(left);
+      return left;
+    } catch (error) {
+      this.#onError(
+        error instanceof Error ? error : new Error(String(error)),
+        'could not share a Retry-After',
+      );
+      return 0;
+    }
+  }
+
+  /** Tells `listener` of every wait of the run from now on, and at once of the latest one known here. */
+  subscribe(listener: RetryAfterListener): () => void {
+    this.#listeners.add(listener);
+    if (this.#until > 0) listener(SHARED_KEY, this.#until);
+    return () => {
+      this.#listeners.delete(listener);
+    };
   }
 
   /** Milliseconds left of the run's wait (0 when none), by Redis's clock. */
@@ -152,7 +174,7 @@ export class SharedRetryAfter {
     return Math.max(0, await this.#commands.pttl(this.key));
   }
 
-  /** Quits both connections. The local gate keeps whatever wait it was told. */
+  /** Quits both connections. The clients' gates keep whatever wait they were told. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -162,20 +184,29 @@ export class SharedRetryAfter {
   /** Subscribed first, read second: a wait stored in between is in one or the other. */
   async #subscribeAndSync(): Promise<void> {
     await this.#subscriber.subscribe(this.channel);
-    this.#close(await this.remainingMs());
+    this.#waitFor(await this.remainingMs());
   }
 
   #receive(text: string): void {
     const message = parseWaitMessage(text);
     if (!message) {
-      this.#onError(new Error(`${this.channel}: not a wait message: ${JSON.stringify(text.slice(0, 80))}`));
+      this.#onError(
+        new Error(`${this.channel}: not a wait message: ${JSON.stringify(text.slice(0, 80))}`),
+        'shared Retry-After',
+      );
       return;
     }
-    if (message.from !== this.#id) this.#close(message.ms);
+    if (message.from !== this.#id) this.#waitFor(message.ms);
   }
 
-  #close(ms: number): void {
-    if (ms > 0) this.#gate.closeFor(ms, this.#tooLong);
+  /** The run waits `ms` more (by Redis's count): an instant by the local clock, told to the listeners. */
+  #waitFor(ms: number): void {
+    if (ms > 0) this.#tell(this.#now() + ms);
+  }
+
+  #tell(untilMs: number): void {
+    this.#until = Math.max(this.#until, untilMs);
+    for (const listener of [...this.#listeners]) listener(SHARED_KEY, untilMs);
   }
 }
 
@@ -200,13 +231,14 @@ async function quit(redis: Redis): Promise<void> {
 }
 
 /**
- * A gateway client's side of the sharing, for the commands that make one (`enqueue`, `worker`):
- * `publish` goes into the client's `onRetryAfter` before Redis is reached (a wait seen before then
- * is simply not shared), `connect` bridges the client's gate once it is, with the client's own
- * error for a wait past --max-retry-after. Failures to share are logged, never thrown.
+ * The store a command's gateway client is made with (`enqueue`, `worker`), before Redis is reached:
+ * a wait published before `connect` is simply not shared; once connected, waits go both ways
+ * through SharedRetryAfter (and the client learns of a wait already running). Failures to share
+ * are logged, never thrown.
  */
-export class RetryAfterSharing {
+export class RetryAfterSharing implements RetryAfterStore {
   #shared: SharedRetryAfter | undefined;
+  readonly #listeners = new Set<RetryAfterListener>();
   readonly #warn: (error: unknown, message: string) => void;
   readonly #ready: (() => void) | undefined;
 
@@ -216,28 +248,34 @@ export class RetryAfterSharing {
     this.#ready = ready;
   }
 
-  readonly publish = (untilMs: number): void => {
-    this.#shared
-      ?.publish(untilMs)
-      .catch((error: unknown) => this.#warn(error, 'could not share a Retry-After'));
-  };
+  publish(key: GateKey, untilMs: number): void {
+    void this.#shared?.publish(key, untilMs);
+  }
+
+  subscribe(listener: RetryAfterListener): () => void {
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
 
   async connect(
     redis: string | Redis,
     address: { readonly queue: string; readonly prefix: string },
-    gate: RetryAfterGate,
-    tooLong: TooLongError,
   ): Promise<SharedRetryAfter> {
-    this.#shared = await SharedRetryAfter.start({
+    const shared = await SharedRetryAfter.start({
       redis,
       queue: address.queue,
       prefix: address.prefix,
-      gate,
-      tooLong,
-      onError: (error) => this.#warn(error, 'shared Retry-After'),
+      onError: (error, what) => this.#warn(error, what),
       ...(this.#ready ? { onReady: this.#ready } : {}),
     });
-    return this.#shared;
+    // Told at once of a wait already running (SharedRetryAfter.subscribe), then of every later one.
+    shared.subscribe((key, untilMs) => {
+      for (const listener of [...this.#listeners]) listener(key, untilMs);
+    });
+    this.#shared = shared;
+    return shared;
   }
 
   async close(): Promise<void> {

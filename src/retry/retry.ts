@@ -1,16 +1,17 @@
 /**
- * The HTTP retry layer: run an attempt, and on a retryable error wait (Retry-After exactly, else
- * backoff with full jitter) and try again, up to maxAttempts. Pure: time, randomness and the
- * shared gate are injected.
+ * The HTTP retry layer: run an attempt, and on a retryable error try again, after backoff with full
+ * jitter, up to maxAttempts. Pure: time and randomness are injected.
+ *
+ * It keeps no Retry-After wait: that is the gateway client's, which holds every request on a key at
+ * the key's gate (gateway/retry-after-gate.ts). An error carrying Retry-After is tried again at once,
+ * with no backoff added, and the client holds the attempt until the instant the server asked. An
+ * attempt that does not go through a GatewayClient gets no Retry-After wait (src/ has none).
  */
 import { DEFAULTS } from '../config/defaults.js';
 import { fullJitterDelay } from './backoff.js';
-import { RetryAfterGate } from './gate.js';
 import {
-  now as defaultNow,
   random as defaultRandom,
   sleep as defaultSleep,
-  type Now,
   onAbort,
   type Random,
   type Sleep,
@@ -23,50 +24,30 @@ export interface RetryPolicy {
   maxDelayMs: number;
   sleep: Sleep;
   random: Random;
-  now: Now;
-  /**
-   * Who keeps the Retry-After instant. A gate: the caller's (shared by its calls; closed and waited
-   * on here). 'transport': the HTTP client owns the key's gate (it closes it the moment a 429
-   * arrives and holds every request at it), so a retry here goes again at once and waits there.
-   * Neither: a private gate honours Retry-After for this call alone.
-   */
-  gate?: RetryAfterGate | 'transport';
-  /** Called before each wait: the error, the attempt that failed (1-based), and the planned delay. */
+  /** Called before each retry: the error, the attempt that failed (1-based), and the planned delay. */
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
   /**
-   * Longest Retry-After waited for (default DEFAULTS.retry.maxRetryAfterMs, `--max-retry-after`).
-   * A longer one, asked by the error or still pending at the gate, fails the call at once with a
-   * retryable error: the batch is not committed and a re-run sends it.
-   */
-  maxRetryAfterMs: number;
-  /**
    * A 429 with Retry-After is the gateway pacing us, not a failure: it does not spend one of the
-   * `maxAttempts`. This many such waits per call at most (a gateway that never lets anything through).
+   * `maxAttempts`. This many such retries per call at most (a gateway that never lets anything through).
    */
   maxRateLimitWaits: number;
   /** Stops retrying: waits end at once; an attempt in flight is abandoned unless `letAttemptFinish`. */
   signal?: AbortSignal;
   /**
    * Let an attempt already in flight finish when the signal aborts (its result is returned, its
-   * error thrown): for paid requests whose answer must not be thrown away.
+   * error thrown): for paid requests whose answer must not be thrown away. The attempt must then
+   * stop its own waits on the signal (the client's `letRequestFinish` does).
    */
   letAttemptFinish?: boolean;
 }
 
 export type RetryOptions = Partial<RetryPolicy>;
 
-/**
- * The options of a paid request through the gateway client (an embedding, a transcription): the
- * client owns the key's Retry-After gate, so a paced retry goes again at once and waits there, and
- * an attempt already sent finishes when the signal aborts (it is paid for; its answer is kept).
- */
-export function paidRequestRetry(options: RetryOptions): RetryOptions {
-  return { ...options, gate: 'transport', letAttemptFinish: true };
-}
-
-/** What withRetry reads from an error (GatewayError has both fields). */
+/** What withRetry reads from an error (GatewayError has these fields). */
 interface RetryHints {
   retryable?: unknown;
+  /** Retryable, but not now: the wait asked is past the client's cap (GatewayError.retryLater). */
+  retryLater?: unknown;
   status?: unknown;
   retryAfterMs?: unknown;
 }
@@ -75,8 +56,13 @@ export function isRetryable(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as RetryHints).retryable === true;
 }
 
-function retryAfterOf(error: unknown): number | undefined {
-  const ms = (error as RetryHints).retryAfterMs;
+/** The hints of a thrown value; none for a primitive (`throw undefined`). */
+function hintsOf(error: unknown): RetryHints {
+  return typeof error === 'object' && error !== null ? (error as RetryHints) : {};
+}
+
+function retryAfterOf(hints: RetryHints): number | undefined {
+  const ms = hints.retryAfterMs;
   return typeof ms === 'number' && Number.isFinite(ms) ? Math.max(0, ms) : undefined;
 }
 
@@ -98,41 +84,35 @@ export async function withRetry<T>(
     maxDelayMs = DEFAULTS.retry.maxDelayMs,
     sleep = defaultSleep,
     random = defaultRandom,
-    now = defaultNow,
     onRetry,
     signal,
     letAttemptFinish = false,
-    maxRetryAfterMs = DEFAULTS.retry.maxRetryAfterMs,
     maxRateLimitWaits = DEFAULTS.retry.maxRateLimitWaits,
   } = options;
   if (!(Number.isInteger(maxAttempts) && maxAttempts >= 1)) {
     throw new RangeError(`maxAttempts must be an integer ≥ 1, got ${maxAttempts}`);
   }
-  // A private gate when none is shared: Retry-After is then honoured the same way, for this call.
-  const gate =
-    options.gate === 'transport' ? undefined : (options.gate ?? new RetryAfterGate({ now, sleep }));
 
   // `attempt` counts the calls made; `failures` the ones that spend an attempt (not pacing 429s).
   let failures = 0;
   let paced = 0;
   for (let attempt = 1; ; attempt++) {
-    await gate?.waitUntilOpen(signal, maxRetryAfterMs);
+    signal?.throwIfAborted();
     try {
       return await (letAttemptFinish ? fn(attempt) : untilAborted(fn(attempt), signal));
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      const retryAfterMs = retryAfterOf(error);
-      const pacing =
-        retryAfterMs !== undefined && (error as RetryHints).status === 429 && paced < maxRateLimitWaits;
+      const hints = hintsOf(error);
+      const retryAfterMs = retryAfterOf(hints);
+      const pacing = retryAfterMs !== undefined && hints.status === 429 && paced < maxRateLimitWaits;
       if (pacing) paced++;
       else failures++;
-      if (!isRetryable(error) || failures >= maxAttempts) throw annotate(error, attempt);
-      // Past the cap: fail now (retryable for the run: a re-run sends it), never wait an hour silently.
-      if (retryAfterMs !== undefined && retryAfterMs > maxRetryAfterMs) throw annotate(error, attempt);
+      // Past the client's cap (retryLater): fail now, retryable for the run, never wait an hour.
+      if (!isRetryable(error) || hints.retryLater === true || failures >= maxAttempts)
+        throw annotate(error, attempt);
 
       if (retryAfterMs !== undefined) {
-        // Exactly what the server asked, never less; the gate makes every caller on the key wait too.
-        gate?.closeFor(retryAfterMs);
+        // Again at once: the client holds the attempt at its key's gate exactly as long as asked.
         onRetry?.(error, attempt, retryAfterMs);
       } else {
         const delayMs = fullJitterDelay(failures, { baseMs: baseDelayMs, maxMs: maxDelayMs }, random);

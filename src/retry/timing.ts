@@ -9,6 +9,11 @@ export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 export type Now = () => number;
 /** Uniform in [0, 1). */
 export type Random = () => number;
+/** What a wait needs of time: the gateway client's Retry-After gates take one (tests pass a fake). */
+export interface Clock {
+  readonly now: Now;
+  readonly sleep: Sleep;
+}
 
 /** setTimeout's ceiling (about 24.8 days); longer waits are cut and callers re-check the clock. */
 const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -20,9 +20,9 @@
  */
 import type { TranscriptionSettings } from '../config/settings.js';
 import { Reason } from '../corpus/entries.js';
-import { rereadMediaFile } from '../corpus/media-file.js';
 import type { AudioRef, CorpusEntry, Document, TranscriptionFailure } from '../domain.js';
 import { UsageError } from '../errors.js';
+import { rereadMediaFile } from '../files/planned-media.js';
 import { BadRequestError, GatewayError, NotFoundError } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';

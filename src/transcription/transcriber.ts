@@ -1,15 +1,15 @@
 /**
  * Speech to text through the gateway's `/audio/transcriptions`, with the run's HTTP retry policy:
  * retryable answers (408/429/5xx/524/529, network errors, a broken 2xx) go through withRetry; the
- * client owns the key's Retry-After gate (a 429 holds back every request of the run, embeddings
+ * client holds the key's Retry-After wait (a 429 holds back every request of the run, embeddings
  * and transcriptions alike) and its in-flight window. A 402 (credits), 401 or 404 is thrown as is:
  * fatal for the run. A request already sent is never cancelled (it is paid for): `signal` stops
- * retries and waits only.
+ * retries and waits only (the client's too).
  */
 import type { AudioFormat } from '../domain.js';
 import type { GatewayClient, TranscriptionResult } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
-import { paidRequestRetry, type RetryPolicy, withRetry } from '../retry/index.js';
+import { type RetryPolicy, withRetry } from '../retry/index.js';
 
 /** What a request reserves and settles against a run's cost cap (embedding/cost-budget.ts has one). */
 export interface SpendingCap {
@@ -31,7 +31,8 @@ export interface TranscriberOptions {
   /** Told of every attempt sent and every retry (for the run's counters). */
   readonly onRequest?: () => void;
   readonly onRetry?: () => void;
-  readonly clock?: Partial<Pick<RetryPolicy, 'sleep' | 'random' | 'now'>>;
+  /** Backoff's timers and jitter (Retry-After waits are the client's). */
+  readonly clock?: Partial<Pick<RetryPolicy, 'sleep' | 'random'>>;
 }
 
 export interface Transcript {
@@ -79,16 +80,19 @@ export class GatewayTranscriber {
         this.#options.onRequest?.();
         let answer: TranscriptionResult;
         try {
-          // No signal on purpose: a request already sent is paid for, so it is allowed to finish.
-          answer = await client.transcribe({
-            model,
-            audio: { data: audio.data, format: audio.format },
-            ...(language !== undefined ? { language } : {}),
-            ...(temperature !== undefined ? { temperature } : {}),
-            ...(providerOptions !== undefined
-              ? { providerOptions: providerOptions as Record<string, Record<string, unknown>> }
-              : {}),
-          });
+          // `signal` stops the waits before sending, not a request already sent: it is paid for.
+          answer = await client.transcribe(
+            {
+              model,
+              audio: { data: audio.data, format: audio.format },
+              ...(language !== undefined ? { language } : {}),
+              ...(temperature !== undefined ? { temperature } : {}),
+              ...(providerOptions !== undefined
+                ? { providerOptions: providerOptions as Record<string, Record<string, unknown>> }
+                : {}),
+            },
+            { signal, letRequestFinish: true },
+          );
         } catch (error) {
           reservation?.release();
           throw error;
@@ -97,16 +101,17 @@ export class GatewayTranscriber {
         reservation?.settle(cost);
         return { answer, cost };
       },
-      paidRequestRetry({
+      {
         ...retry,
         ...this.#options.clock,
         signal,
+        letAttemptFinish: true,
         onRetry: (error, attempt, delayMs) => {
           retries += 1;
           this.#options.onRetry?.();
           logger.debug({ audio: what, attempt, delayMs }, String((error as Error).message));
         },
-      }),
+      },
     );
     const seconds = answer.usage?.seconds;
     return {

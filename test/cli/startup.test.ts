@@ -70,9 +70,10 @@ async function loadsOf(
 /** What a command's registration may load: the light cli/ modules, errors, the version, commander. */
 function isLight(path: string): boolean {
   if (path.startsWith('node_modules/commander/') || path === 'package.json') return true;
-  // The defaults table is plain constants: help texts quote it, so a default is written once.
-  if (path === 'dist/errors.js' || path === 'dist/version.js' || path === 'dist/config/defaults.js')
-    return true;
+  // The defaults and options tables are plain constants: help texts are generated from them, so a
+  // default is written once.
+  if (path === 'dist/errors.js' || path === 'dist/version.js') return true;
+  if (path === 'dist/config/defaults.js' || path === 'dist/config/options-table.js') return true;
   return /^dist\/cli\/[\w-]+\.js$/.test(path) && !path.endsWith('-action.js');
 }
 

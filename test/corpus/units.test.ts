@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { fingerprint, IdRegistry } from '../../src/corpus/ids.js';
 import { LineIndex } from '../../src/corpus/line-index.js';
-import { LineSplitter } from '../../src/corpus/lines.js';
 import { decodeUtf8, withoutBom } from '../../src/corpus/utf8.js';
+import { LineSplitter } from '../../src/files/lines.js';
 
 /** `content` cut into chunks of `size` bytes. */
 function chunks(content: Buffer, size: number): Buffer[] {

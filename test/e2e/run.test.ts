@@ -127,8 +127,12 @@ describe('embedpipe run', () => {
       const rows = await readDataset(out);
       expectExactDataset(rows, corpus.valid, EMULATOR_CHUNKS);
       expect(rowsBefore).toBeLessThan(rows.length); // it was killed mid-run
-      // Finished batches were not sent again: the re-run paid only for the rows that were missing.
-      expect(slow.stats.inputs - inputsBefore).toBe(rows.length - rowsBefore);
+      // Finished batches were not sent again: the re-run paid at most for the rows that were missing
+      // (fewer when a batch answered before the kill was in the version's spill: committed unpaid;
+      // test/e2e/crash.test.ts counts what the spill saves).
+      const paid = slow.stats.inputs - inputsBefore;
+      expect(paid).toBeLessThanOrEqual(rows.length - rowsBefore);
+      expect(paid).toBeGreaterThanOrEqual(rows.length - rowsBefore - 2 * 8 * 2);
     } finally {
       await slow.close();
     }

@@ -22,13 +22,16 @@ afterEach(async () => {
 function embedAll(c: GatewayClient, count: number, signal?: AbortSignal, maxAttempts = 8) {
   return Promise.all(
     Array.from({ length: count }, (_, i) =>
-      withRetry(() => c.embeddings({ model: MODEL, input: [`text number ${i}`] }), {
-        gate: c.retryAfterGate,
-        maxAttempts,
-        baseDelayMs: 10,
-        maxDelayMs: 50,
-        ...(signal && { signal }),
-      }),
+      // The client holds every retry at its key's gate: withRetry keeps no wait of its own.
+      withRetry(
+        () => c.embeddings({ model: MODEL, input: [`text number ${i}`] }, { ...(signal && { signal }) }),
+        {
+          maxAttempts,
+          baseDelayMs: 10,
+          maxDelayMs: 50,
+          ...(signal && { signal }),
+        },
+      ),
     ),
   );
 }

@@ -56,7 +56,6 @@ describe('Retry-After while the client thread is busy', () => {
       await Promise.all(
         Array.from({ length: 80 }, (_, i) =>
           withRetry(() => client.embeddings({ model: 'emu/embed-small', input: [`text ${i}`] }), {
-            gate: client.retryAfterGate,
             maxAttempts: 50,
             baseDelayMs: 5,
             maxDelayMs: 20,

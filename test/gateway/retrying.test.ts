@@ -2,7 +2,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { GatewayClient } from '../../src/gateway/client.js';
 import { BadRequestError, RateLimitError, ServiceUnavailableError } from '../../src/gateway/errors.js';
 import { retrying } from '../../src/gateway/retrying.js';
-import { RetryAfterGate } from '../../src/retry/gate.js';
 import {
   envelope,
   type Reply,
@@ -77,7 +76,7 @@ describe('retrying(client)', () => {
 
   it('holds every caller on the key behind a Retry-After through the shared gate', async () => {
     arrivals = [];
-    const gate = new RetryAfterGate();
+    // The shared gate is the client's own: every caller through it waits there.
     server.reply(
       timed({ status: 429, headers: { 'retry-after-ms': '80' }, body: envelope(429, 'slow down') }),
       timed(models),
@@ -86,7 +85,6 @@ describe('retrying(client)', () => {
     let second: Promise<unknown> | undefined;
     const gateway = retrying(client, {
       ...fast,
-      gate,
       // As soon as the first caller sees the 429, another caller on the same key starts.
       onRetry: (error) => {
         expect(error).toBeInstanceOf(RateLimitError);

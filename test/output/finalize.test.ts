@@ -11,7 +11,7 @@ import { ExpectedRows } from '../../src/output/contract.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import { compactDataset } from '../../src/output/finalize.js';
 import { CODECS } from '../../src/output/part-file.js';
-import { readingOnce } from '../../src/pipeline/finalize-run.js';
+import { readingOnce } from '../../src/output/reading-once.js';
 import { query, sqlString } from '../helpers/duckdb.js';
 import { makeBatch } from '../output/fixtures.js';
 

@@ -1,7 +1,12 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { SharedRetryAfter, type SharedRetryAfterOptions } from '../../src/queue/shared-retry-after.js';
-import { RetryAfterGate, RetryAfterTooLongError } from '../../src/retry/gate.js';
+import { RetryAfterTooLongError } from '../../src/gateway/errors.js';
+import { type RetryAfterGate, RetryAfterGates } from '../../src/gateway/retry-after-gate.js';
+import {
+  RetryAfterSharing,
+  SharedRetryAfter,
+  type SharedRetryAfterOptions,
+} from '../../src/queue/shared-retry-after.js';
 import { type RedisServer, startRedisServer } from '../helpers/redis-server.js';
 
 let server: RedisServer;
@@ -13,20 +18,27 @@ afterAll(async () => {
 });
 
 const opened: SharedRetryAfter[] = [];
+const clients: RetryAfterGates[] = [];
 afterEach(async () => {
+  for (const gates of clients.splice(0)) gates.close();
   await Promise.all(opened.splice(0).map((s) => s.close()));
 });
 
 let queues = 0;
-/** A worker of one run: its own gate, bridged to the run's wait in Redis. */
+/**
+ * A worker of one run: its gateway client's gates (what GatewayClient holds), with the run's wait in
+ * Redis as their store. `gate` is the API key's.
+ */
 async function worker(
   queue: string,
   extra: Partial<SharedRetryAfterOptions> = {},
-): Promise<{ gate: RetryAfterGate; shared: SharedRetryAfter }> {
-  const gate = new RetryAfterGate();
-  const shared = await SharedRetryAfter.start({ redis: server.url, queue, gate, ...extra });
+  maxWaitMs = Number.POSITIVE_INFINITY,
+): Promise<{ gate: RetryAfterGate; gates: RetryAfterGates; shared: SharedRetryAfter }> {
+  const shared = await SharedRetryAfter.start({ redis: server.url, queue, ...extra });
   opened.push(shared);
-  return { gate, shared };
+  const gates = new RetryAfterGates({ maxWaitMs, store: shared });
+  clients.push(gates);
+  return { gate: gates.gate('api'), gates, shared };
 }
 
 /** Resolves with the ms it took until `check` holds, polling on every turn of the event loop. */
@@ -48,7 +60,7 @@ describe('SharedRetryAfter', () => {
 
     const until = Date.now() + 2_000;
     a.gate.closeFor(2_000); // what A's client did on the 429
-    const left = await a.shared.publish(until);
+    const left = await a.shared.publish('api', until);
     expect(left).toBeGreaterThan(1_950);
     expect(left).toBeLessThanOrEqual(2_000);
 
@@ -65,7 +77,7 @@ describe('SharedRetryAfter', () => {
     const queue = `q${++queues}`;
     const a = await worker(queue, { prefix: 'custom' });
     expect(a.shared.key).toBe(`custom:${queue}:retry-after`);
-    await a.shared.publish(Date.now() + 1_500);
+    await a.shared.publish('api', Date.now() + 1_500);
     const redis = new Redis(server.url);
     const [value, ttl, [seconds, micros]] = await Promise.all([
       redis.get(a.shared.key),
@@ -82,7 +94,7 @@ describe('SharedRetryAfter', () => {
   it('makes a worker that joins during a wait wait for what remains', async () => {
     const queue = `q${++queues}`;
     const a = await worker(queue);
-    await a.shared.publish(Date.now() + 1_000);
+    await a.shared.publish('api', Date.now() + 1_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
 
     const c = await worker(queue);
@@ -104,12 +116,12 @@ describe('SharedRetryAfter', () => {
     const b = await worker(queue);
     const c = await worker(queue);
 
-    await a.shared.publish(Date.now() + 3_000);
+    await a.shared.publish('api', Date.now() + 3_000);
     await msUntil(() => !c.gate.isOpen);
     const longUntil = c.gate.openAt;
 
     // B saw a 429 asking for less: the run's wait stays, B's gate takes the longer one too.
-    const left = await b.shared.publish(Date.now() + 500);
+    const left = await b.shared.publish('api', Date.now() + 500);
     expect(left).toBeGreaterThan(2_800);
     expect(b.gate.openAt - Date.now()).toBeGreaterThan(2_800);
     await new Promise((resolve) => setTimeout(resolve, 30));
@@ -117,28 +129,31 @@ describe('SharedRetryAfter', () => {
     expect(await a.shared.remainingMs()).toBeGreaterThan(2_800);
 
     // A longer one extends it for everyone.
-    await b.shared.publish(Date.now() + 5_000);
+    await b.shared.publish('api', Date.now() + 5_000);
     await msUntil(() => c.gate.openAt > longUntil + 1_500);
     expect(await c.shared.remainingMs()).toBeGreaterThan(4_800);
   });
 
-  it("hands a wait past the caller's cap to the given error builder", async () => {
+  it("fails a shared wait past the client's cap with the client's own error", async () => {
     const queue = `q${++queues}`;
     const a = await worker(queue);
-    const tooLong = (until: number) => new Error(`rate limited until ${until}`);
-    const b = await worker(queue, { tooLong });
+    const b = await worker(queue, {}, 1_000);
     const plain = await worker(queue);
-    await a.shared.publish(Date.now() + 60_000);
+    await a.shared.publish('api', Date.now() + 60_000);
     await msUntil(() => !b.gate.isOpen && !plain.gate.isOpen);
-    await expect(b.gate.waitUntilOpen(undefined, 1_000)).rejects.toThrow(/rate limited until/);
+    // As a local wait past --max-retry-after would: a retryable 429, left for a re-run.
+    const refused = await b.gates.waitUntilOpen('api').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(RetryAfterTooLongError);
+    expect(refused).toMatchObject({ retryable: true, retryLater: true, status: 429 });
+    expect((refused as Error).message).toMatch(/wait until .*--max-retry-after/);
     await expect(plain.gate.waitUntilOpen(undefined, 1_000)).rejects.toBeInstanceOf(RetryAfterTooLongError);
   });
 
   it('ignores other runs and publishes nothing for a wait already over', async () => {
     const a = await worker(`q${++queues}`);
     const other = await worker(`q${++queues}`);
-    await a.shared.publish(Date.now() + 1_000);
-    expect(await a.shared.publish(Date.now() - 10)).toBeGreaterThan(900);
+    await a.shared.publish('api', Date.now() + 1_000);
+    expect(await a.shared.publish('api', Date.now() - 10)).toBeGreaterThan(900);
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(other.gate.isOpen).toBe(true);
   });
@@ -149,7 +164,7 @@ describe('SharedRetryAfter', () => {
     const a = await worker(queue);
     // Drop the subscriber connections from the server side; store a wait while they reconnect.
     await killSubscribers();
-    await a.shared.publish(Date.now() + 2_000);
+    await a.shared.publish('api', Date.now() + 2_000);
     await msUntil(() => !b.gate.isOpen, 3_000);
     expect(b.gate.openAt - Date.now()).toBeGreaterThan(1_000);
   });
@@ -178,7 +193,7 @@ describe('SharedRetryAfter', () => {
     for (const junk of ['not json', 'null', '{"ms":"soon","from":"x"}'])
       await redis.publish(b.shared.channel, junk);
     redis.disconnect();
-    await a.shared.publish(Date.now() + 1_000);
+    await a.shared.publish('api', Date.now() + 1_000);
     await msUntil(() => !b.gate.isOpen);
     expect(errors.map((e) => e.message)).toEqual([
       expect.stringContaining('not a wait message: "not json"'),
@@ -192,11 +207,41 @@ describe('SharedRetryAfter', () => {
     const queue = `q${++queues}`;
     const a = await worker(queue, { redis });
     const b = await worker(queue);
-    await a.shared.publish(Date.now() + 1_000);
+    await a.shared.publish('api', Date.now() + 1_000);
     await msUntil(() => !b.gate.isOpen);
     await a.shared.close();
     expect(await redis.ping()).toBe('PONG');
     redis.disconnect();
+  });
+});
+
+describe('RetryAfterSharing (the store a command makes its client with, before Redis is reached)', () => {
+  it('shares nothing before connect; once connected, learns the running wait and shares both ways', async () => {
+    const queue = `q${++queues}`;
+    const address = { queue, prefix: 'embedpipe' };
+    const other = await worker(queue);
+    const warnings: string[] = [];
+    const sharing = new RetryAfterSharing((_error, message) => warnings.push(message));
+    const gates = new RetryAfterGates({ maxWaitMs: Number.POSITIVE_INFINITY, store: sharing });
+    clients.push(gates);
+    try {
+      // A 429 before Redis is reached: held here, not shared.
+      gates.asked('api', 500);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(other.gate.isOpen).toBe(true);
+
+      // Another worker's wait, running when this one connects: its gate closes for what remains.
+      await other.shared.publish('api', Date.now() + 2_000);
+      await sharing.connect(server.url, address);
+      expect(gates.gate('api').openAt - Date.now()).toBeGreaterThan(1_800);
+
+      // A longer wait of this one's reaches the other worker.
+      gates.asked('api', 5_000);
+      await msUntil(() => other.gate.openAt - Date.now() > 4_500);
+      expect(warnings).toEqual([]);
+    } finally {
+      await sharing.close();
+    }
   });
 });
 

@@ -33,8 +33,11 @@ export class FakeTime {
       );
     });
 
-  /** Fires timers in time order until `promise` settles; fails if it waits on nothing. */
-  async settle<T>(promise: Promise<T>): Promise<T> {
+  /**
+   * Fires timers in time order until `promise` settles; fails if it waits on nothing. `turns`: turns
+   * of the event loop let run before each step, for real I/O in between (a mocked dispatcher's answer).
+   */
+  async settle<T>(promise: Promise<T>, { turns = 1 }: { turns?: number } = {}): Promise<T> {
     let settled = false;
     promise.then(
       () => {
@@ -45,7 +48,7 @@ export class FakeTime {
       },
     );
     for (;;) {
-      await turn();
+      for (let i = 0; i < turns && !settled; i++) await turn();
       if (settled) return promise;
       this.#timers.sort((a, b) => a.at - b.at);
       const next = this.#timers.shift();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RetryAfterGate } from '../../src/retry/gate.js';
+import { RetryAfterGate } from '../../src/gateway/retry-after-gate.js';
 import { FakeTime } from './fake-time.js';
 
 describe('RetryAfterGate', () => {

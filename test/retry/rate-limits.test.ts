@@ -1,27 +1,33 @@
 /**
  * The retry layer under rate limits, on a fake clock: a 429 with Retry-After paces and does not spend
  * attempts, a Retry-After past the cap fails at once, waiters add no abort listener each, and the
- * AIMD window halves once per burst of 429s and grows back additively.
+ * AIMD window halves once per burst of 429s and grows back additively. The Retry-After wait is the
+ * gateway client's: attempts are held at its gates (heldAtGate), never by withRetry.
  */
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { RetryAfterGate, RetryAfterTooLongError } from '../../src/retry/gate.js';
+import { RetryAfterTooLongError } from '../../src/gateway/errors.js';
+import { RetryAfterGate } from '../../src/gateway/retry-after-gate.js';
 import { withRetry } from '../../src/retry/retry.js';
 import { sleep } from '../../src/retry/timing.js';
 import { AdaptiveWindow } from '../../src/retry/window.js';
 import { FakeTime, turn } from './fake-time.js';
+import { gatesOn, heldAtGate } from './held-at-gate.js';
 
 class Limited extends Error {
   readonly retryable = true;
   readonly status = 429;
-  constructor(readonly retryAfterMs: number) {
+  constructor(
+    readonly retryAfterMs: number,
+    /** Set by the client on an answer asking for longer than its --max-retry-after. */
+    readonly retryLater = false,
+  ) {
     super('429');
   }
 }
 
 const policy = (time: FakeTime, extra = {}) => ({
   sleep: time.sleep,
-  now: time.now,
   random: () => 0.5,
   baseDelayMs: 100,
   maxDelayMs: 1000,
@@ -34,11 +40,11 @@ describe('429 with Retry-After', () => {
     let calls = 0;
     const result = await time.settle(
       withRetry(
-        async () => {
+        heldAtGate(gatesOn(time), async () => {
           calls++;
           if (calls <= 20) throw new Limited(1000);
           return 'ok';
-        },
+        }),
         policy(time, { maxAttempts: 2 }),
       ),
     );
@@ -50,10 +56,10 @@ describe('429 with Retry-After', () => {
     const time = new FakeTime();
     let calls = 0;
     const failing = withRetry(
-      async () => {
+      heldAtGate(gatesOn(time), async () => {
         calls++;
         throw new Limited(10);
-      },
+      }),
       policy(time, { maxAttempts: 2, maxRateLimitWaits: 5 }),
     );
     await expect(time.settle(failing)).rejects.toBeInstanceOf(Limited);
@@ -62,28 +68,34 @@ describe('429 with Retry-After', () => {
 
   it('fails at once, without waiting, when Retry-After is past maxRetryAfterMs', async () => {
     const time = new FakeTime();
-    const gate = new RetryAfterGate(time);
-    const error = new Limited(3_600_000);
+    // The client's cap is 300 s: it throws such an answer `retryLater` (client-retry-after.test.ts).
+    const gates = gatesOn(time, 300_000);
+    const error = new Limited(3_600_000, true);
     const failing = withRetry(
-      async () => {
+      heldAtGate(gates, async () => {
         throw error;
-      },
-      policy(time, { maxRetryAfterMs: 300_000, gate }),
+      }),
+      policy(time),
     );
     await expect(time.settle(failing)).rejects.toBe(error);
     expect(time.sleeps).toEqual([]);
   });
 
-  it('a gate closed past the cap refuses callers at once, with the closer’s error', async () => {
+  it('a gate closed past the cap refuses callers at once, with the client’s error', async () => {
     const time = new FakeTime();
     const gate = new RetryAfterGate(time);
     gate.closeFor(3_600_000);
     await expect(gate.waitUntilOpen(undefined, 300_000)).rejects.toBeInstanceOf(RetryAfterTooLongError);
-    const mine = new Error('too long');
-    gate.closeFor(3_600_000, () => mine);
-    await expect(
-      withRetry(async () => 'never', policy(time, { gate, maxRetryAfterMs: 300_000 })),
-    ).rejects.toBe(mine);
+    // Whoever closed it (this client's answer, another worker's): one error, a retryable 429 for later.
+    const gates = gatesOn(time, 300_000);
+    gates.gate('api').closeFor(3_600_000);
+    const refused = await withRetry(
+      heldAtGate(gates, async () => 'never'),
+      policy(time),
+    ).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(RetryAfterTooLongError);
+    expect(refused).toMatchObject({ retryable: true, retryLater: true, status: 429, attempts: 1 });
+    expect(time.sleeps).toEqual([]);
     // Within the cap it waits as before.
     const short = new RetryAfterGate(time);
     short.closeFor(1000);

@@ -1,8 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
-import { RetryAfterGate } from '../../src/retry/gate.js';
+import type { RetryAfterGates } from '../../src/gateway/retry-after-gate.js';
 import { type RetryOptions, withRetry } from '../../src/retry/retry.js';
 import { sleep } from '../../src/retry/timing.js';
 import { FakeTime, turn } from './fake-time.js';
+import { gatesOn, heldAtGate } from './held-at-gate.js';
 
 /** Shaped like a GatewayError as far as withRetry cares. */
 class Flaky extends Error {
@@ -21,14 +22,25 @@ function policy(time: FakeTime, extra: RetryOptions = {}): RetryOptions {
     baseDelayMs: 100,
     maxDelayMs: 1000,
     sleep: time.sleep,
-    now: time.now,
     random: () => 0.5,
     ...extra,
   };
 }
 
-/** An attempt function that fails with the given errors, then returns 'ok'; records when each attempt ran. */
-function script(time: FakeTime, ...failures: Error[]) {
+/** The key's gates of the test's one gateway client, on its fake clock (Retry-After is held there). */
+const clients = new WeakMap<FakeTime, RetryAfterGates>();
+function clientGates(time: FakeTime): RetryAfterGates {
+  const gates = clients.get(time) ?? gatesOn(time);
+  clients.set(time, gates);
+  return gates;
+}
+
+/**
+ * An attempt function (`fn`, what goes out) that fails with the given errors, then returns 'ok';
+ * records when each attempt went out. `attempt` is what withRetry calls: `fn` held at `gates` first,
+ * as the gateway client holds every request (see heldAtGate).
+ */
+function scriptAt(gates: RetryAfterGates, time: FakeTime, ...failures: Error[]) {
   const startedAt: number[] = [];
   const fn = vi.fn(async (attempt: number) => {
     startedAt.push(time.current);
@@ -36,14 +48,16 @@ function script(time: FakeTime, ...failures: Error[]) {
     if (failure) throw failure;
     return 'ok';
   });
-  return { fn, startedAt };
+  return { fn, attempt: heldAtGate(gates, fn), startedAt };
 }
+
+const script = (time: FakeTime, ...failures: Error[]) => scriptAt(clientGates(time), time, ...failures);
 
 describe('withRetry', () => {
   it('returns the first success, numbering attempts from 1', async () => {
     const time = new FakeTime();
-    const { fn } = script(time);
-    await expect(time.settle(withRetry(fn, policy(time)))).resolves.toBe('ok');
+    const { fn, attempt } = script(time);
+    await expect(time.settle(withRetry(attempt, policy(time)))).resolves.toBe('ok');
     expect(fn).toHaveBeenCalledTimes(1);
     expect(fn).toHaveBeenCalledWith(1);
     expect(time.sleeps).toEqual([]);
@@ -51,9 +65,9 @@ describe('withRetry', () => {
 
   it('retries retryable errors after full-jitter backoff and reports each retry', async () => {
     const time = new FakeTime();
-    const { fn, startedAt } = script(time, new Flaky(true), new Flaky(true), new Flaky(true));
+    const { fn, attempt, startedAt } = script(time, new Flaky(true), new Flaky(true), new Flaky(true));
     const onRetry = vi.fn();
-    await expect(time.settle(withRetry(fn, policy(time, { onRetry })))).resolves.toBe('ok');
+    await expect(time.settle(withRetry(attempt, policy(time, { onRetry })))).resolves.toBe('ok');
     expect(fn).toHaveBeenCalledTimes(4);
     // random() = 0.5 of caps 100, 200, 400.
     expect(time.sleeps).toEqual([50, 100, 200]);
@@ -67,9 +81,9 @@ describe('withRetry', () => {
 
   it('honours Retry-After exactly, ignoring the jitter', async () => {
     const time = new FakeTime();
-    const { fn, startedAt } = script(time, new Flaky(true, 2500), new Flaky(true, 0));
+    const { attempt, startedAt } = script(time, new Flaky(true, 2500), new Flaky(true, 0));
     const onRetry = vi.fn();
-    await time.settle(withRetry(fn, policy(time, { random: () => 0.99, onRetry })));
+    await time.settle(withRetry(attempt, policy(time, { random: () => 0.99, onRetry })));
     expect(startedAt[1]! - startedAt[0]!).toBe(2500);
     // retry-after 0: go again at once, no backoff added.
     expect(startedAt[2]).toBe(startedAt[1]);
@@ -78,22 +92,24 @@ describe('withRetry', () => {
 
   it('never sends before Retry-After elapses, even when the sleeper wakes early', async () => {
     const time = new FakeTime();
-    // A sleeper that comes back early (after 90% of the time asked).
+    // A sleeper that comes back early (after 90% of the time asked): the client's clock.
     const early: RetryOptions['sleep'] = (ms, signal) => time.sleep(Math.ceil(ms * 0.9), signal);
-    const { fn, startedAt } = script(time, new Flaky(true, 1000));
-    await time.settle(withRetry(fn, policy(time, { sleep: early })));
+    const gates = gatesOn({ now: time.now, sleep: early });
+    const { attempt, startedAt } = scriptAt(gates, time, new Flaky(true, 1000));
+    await time.settle(withRetry(attempt, policy(time, { sleep: early })));
     expect(startedAt[1]! - startedAt[0]!).toBe(1000);
   });
 
   it('closes the shared gate so concurrent callers on the key wait too', async () => {
     const time = new FakeTime();
-    const gate = new RetryAfterGate(time);
+    // The client's gate of the key, shared by every call through the client.
+    const gate = clientGates(time).gate('api');
     const t0 = time.current;
     // A gets a 429 with Retry-After 3 s; B fails with a plain 503 (50 ms backoff) at the same time.
     const a = script(time, new Flaky(true, 3000));
     const b = script(time, new Flaky(true));
-    const runA = withRetry(a.fn, policy(time, { gate }));
-    const runB = withRetry(b.fn, policy(time, { gate }));
+    const runA = withRetry(a.attempt, policy(time));
+    const runB = withRetry(b.attempt, policy(time));
     await time.settle(Promise.all([runA, runB]));
     expect(a.startedAt).toEqual([t0, t0 + 3000]);
     expect(b.startedAt).toEqual([t0, t0 + 3000]);
@@ -102,15 +118,15 @@ describe('withRetry', () => {
     gate.closeFor(1000);
     const c = script(time);
     const before = time.current;
-    await time.settle(withRetry(c.fn, policy(time, { gate })));
+    await time.settle(withRetry(c.attempt, policy(time)));
     expect(c.startedAt).toEqual([before + 1000]);
   });
 
   it('throws the last error after maxAttempts, annotated with the attempt count', async () => {
     const time = new FakeTime();
     const errors = [1, 2, 3].map(() => new Flaky(true));
-    const { fn } = script(time, ...errors);
-    const run = withRetry(fn, policy(time, { maxAttempts: 3 }));
+    const { fn, attempt } = script(time, ...errors);
+    const run = withRetry(attempt, policy(time, { maxAttempts: 3 }));
     await expect(time.settle(run)).rejects.toBe(errors[2]);
     expect(errors[2]!.attempts).toBe(3);
     expect(fn).toHaveBeenCalledTimes(3);
@@ -120,8 +136,8 @@ describe('withRetry', () => {
   it('throws non-retryable errors at once', async () => {
     const time = new FakeTime();
     const permanent = new Flaky(false);
-    const { fn } = script(time, permanent);
-    await expect(time.settle(withRetry(fn, policy(time)))).rejects.toBe(permanent);
+    const { fn, attempt } = script(time, permanent);
+    await expect(time.settle(withRetry(attempt, policy(time)))).rejects.toBe(permanent);
     expect(fn).toHaveBeenCalledTimes(1);
     expect(permanent.attempts).toBe(1);
 
@@ -133,8 +149,8 @@ describe('withRetry', () => {
   it('rejects promptly with the signal reason when aborted during a wait', async () => {
     const time = new FakeTime();
     const controller = new AbortController();
-    const { fn } = script(time, new Flaky(true, 60_000));
-    const run = withRetry(fn, policy(time, { signal: controller.signal }));
+    const { fn, attempt } = script(time, new Flaky(true, 60_000));
+    const run = withRetry(attempt, policy(time, { signal: controller.signal }));
     await turn();
     expect(time.pendingTimers).toBe(1);
     const reason = new Error('shutting down');

@@ -1,9 +1,11 @@
 /** What a run reports at its end: printed for people, or as JSON with `--json`. */
+import type { SizingSummary } from '../chunking/calibrate.js';
 import type { RunSettings } from '../config/settings.js';
-import type { RunStats } from '../observability/stats.js';
 import type { DocumentChanges } from '../output/document-changes.js';
 import type { ManifestCounts } from '../output/index.js';
+import type { SyncReport } from '../stores/sync.js';
 import type { TranscriptionEstimate } from '../transcription/stage.js';
+import type { RunStats } from './stats.js';
 
 export interface RunSummary {
   /**
@@ -69,6 +71,8 @@ export interface RunSummary {
   /** From the first embeddings request to the last commit: the part of the run that throughput is about. */
   readonly embeddingMs: number;
   readonly files: readonly string[];
+  /** `--sync-to`: what the sync of the store to the switched version did. */
+  readonly sync?: SyncReport;
   /** The chunk budget used, and why (see TokenCalibration). */
   readonly sizing?: SizingSummary;
   /**
@@ -114,24 +118,6 @@ export interface TranscriptionSummary {
   readonly cost: number;
   /** Dry run: what a real run would transcribe. */
   readonly estimate?: TranscriptionEstimate;
-}
-
-export interface SizingSummary {
-  /** Gateway tokens per chunk. */
-  readonly budgetTokens: number;
-  /** The learned envelope: gateway tokens per character of each class (see chunking/profile.ts). */
-  readonly tokensPerChar: Readonly<Record<string, number>>;
-  /** What set it: "byte-bound" (no evidence), "probes", "usage", "rejection", "cut", "limit". */
-  readonly basis: string;
-  /** How often it changed during the run(s) of this dataset, plus one. */
-  readonly epochs: number;
-  /** This run's calibration probes: texts measured, requests sent for them (retries included). */
-  readonly calibration?: {
-    readonly probes: number;
-    readonly requests: number;
-    readonly tokens: number;
-    readonly cost: number;
-  };
 }
 
 export function summarize(

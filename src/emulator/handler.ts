@@ -1,0 +1,92 @@
+import { performance } from 'node:perf_hooks';
+import type { RequestContext } from './context.js';
+import { gated } from './gate.js';
+import { ConnectionReset, HttpError, jsonResponse, readText, retryAfterHeaders } from './http.js';
+import type { Credential } from './keys.js';
+import { findRoute } from './routes.js';
+import type { EmulatorState } from './state.js';
+import type { RequestRecord } from './stats.js';
+
+/*
+ * One request, from Fetch Request to Fetch Response. It meets its checks in this order, the first
+ * failing one answering:
+ *
+ *   route (404/405) → credentials (401) → for inference: Retry-After honour check (counted, not
+ *   refused), in-flight slot (429), latency → body (400) and model (404) → rate windows (429) →
+ *   provider routing (404 data policy, 529) → fault → credits (402) → answer.
+ *
+ * So faults only hit requests that would have reached a provider, and nothing faulted is charged.
+ */
+
+/**
+ * Every request goes through here: route, read, authenticate, gate, handle, answer, record.
+ * Rejects with ConnectionReset where the emulator gives no answer at all.
+ */
+export async function answer(state: EmulatorState, request: Request, signal: AbortSignal): Promise<Response> {
+  const url = new URL(request.url);
+  // Spec paths are relative to the base URL, which ends in /v1; anything else is recorded as it came.
+  const versioned = url.pathname.startsWith('/v1/');
+  const path = versioned ? url.pathname.slice('/v1'.length) : url.pathname;
+  const record = arrival(request.method, path);
+  state.recorder.arrived();
+  let credential: Credential | undefined;
+  let reply: Response | undefined;
+  try {
+    const text = await readText(request);
+    const route = findRoute(record.method, versioned ? path : undefined, url.pathname);
+    credential = state.keys.authorize(request.headers.get('authorization') ?? undefined, route.access);
+    record.key = credential.label;
+    const context: RequestContext = {
+      state,
+      path,
+      text,
+      query: url.searchParams,
+      credential,
+      record,
+      signal,
+    };
+    const outcome =
+      credential.kind === 'api' && route.access === 'inference'
+        ? await gated(context, credential.account, route)
+        : await route.handle(context);
+    if (outcome !== 'reset') {
+      record.status = outcome.status;
+      reply = jsonResponse(outcome.status, outcome.body);
+    }
+  } catch (error) {
+    // When the emulator is closing, nobody is waiting for an answer any more: none is given.
+    if (!signal.aborted) {
+      const failure =
+        error instanceof HttpError ? error : new HttpError(500, `Emulator error: ${String(error)}`);
+      record.status = failure.status;
+      reply = errorResponse(state, failure, credential);
+    }
+  } finally {
+    if (reply === undefined) record.status = 'reset';
+    record.ms = performance.now() - record.at;
+    state.recorder.answered(record);
+  }
+  if (reply === undefined) {
+    throw new ConnectionReset(signal.aborted ? 'the emulator closed' : "the 'reset' fault");
+  }
+  return reply;
+}
+
+function arrival(method: string, path: string): RequestRecord {
+  return { at: performance.now(), ms: 0, method, path, key: undefined, status: 0, inputs: 0, tokens: 0 };
+}
+
+/** The error envelope, with Retry-After when the error has a wait (and the key held to it). */
+function errorResponse(state: EmulatorState, error: HttpError, credential: Credential | undefined): Response {
+  let headers: Record<string, string> = {};
+  if (error.retryAfterMs !== undefined) {
+    const retryAfter = retryAfterHeaders(error.retryAfterMs, state.options.retryAfterFormat ?? 'seconds');
+    headers = retryAfter.headers;
+    // Hold the key to it: requests before this instant are counted as violations.
+    if (error.status === 429 && credential?.kind === 'api') {
+      const toldAt = performance.now();
+      credential.account.limiter.told(toldAt + retryAfter.promisedMs, toldAt);
+    }
+  }
+  return jsonResponse(error.status, error.envelope(), headers);
+}

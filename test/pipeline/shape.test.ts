@@ -1,0 +1,59 @@
+/**
+ * The shape the code keeps: `pipeline/` is wiring only (short, no long functions), and BullMQ is
+ * spoken to in one module. Read from the sources with the TypeScript parser.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const SRC = join(import.meta.dirname, '../../src');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** Every function, method and arrow function of a file longer than `max` lines. */
+function longFunctions(path: string, max: number): string[] {
+  const text = readFileSync(path, 'utf8');
+  const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const start = file.getLineAndCharacterOfPosition(node.getStart()).line;
+      const end = file.getLineAndCharacterOfPosition(node.getEnd()).line;
+      const name = (node as ts.FunctionDeclaration).name?.getText() ?? '(anonymous)';
+      if (end - start + 1 > max)
+        found.push(`${relative(SRC, path)}:${start + 1} ${name} ${end - start + 1} lines`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return found;
+}
+
+describe('the shape of the code', () => {
+  const pipeline = sourceFiles(join(SRC, 'pipeline'));
+
+  it('pipeline/ is wiring: under 1,000 lines of code, no function over 80 lines', () => {
+    // Code lines: blank lines and comments (the why of the wiring) are not counted.
+    const code = (path: string) =>
+      readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((line) => line.trim() !== '' && !/^\s*(\/\/|\/\*|\*)/.test(line)).length;
+    const lines = pipeline.reduce((sum, path) => sum + code(path), 0);
+    expect(lines).toBeLessThan(1000);
+    expect(pipeline.flatMap((path) => longFunctions(path, 80))).toEqual([]);
+  });
+
+  it('BullMQ is imported by queue/batch-jobs.ts alone', () => {
+    const importers = sourceFiles(SRC)
+      .filter((path) => /from 'bullmq'/.test(readFileSync(path, 'utf8')))
+      .map((path) => relative(SRC, path));
+    expect(importers).toEqual(['queue/batch-jobs.ts']);
+  });
+});
