@@ -52,14 +52,17 @@ async function expectSoundAndFresh(
   docs: readonly Doc[],
   planArgs: readonly string[],
   what: string,
+  { distributed = false } = {},
 ) {
-  const dataset = await readDataset(out);
+  const truncated = distributed ? await truncatedDocuments(out, what) : new Set<string>();
+  const dataset = (await readDataset(out)).filter((row) => !truncated.has(row.id));
   const byId = new Map<string, typeof dataset>();
   for (const row of dataset) byId.set(row.id, [...(byId.get(row.id) ?? []), row]);
   expect([...byId.keys()].sort(), why(`${what}: the documents`)).toEqual(
-    [...new Set(docs.map((d) => d.id))].sort(),
+    [...new Set(docs.map((d) => d.id))].filter((id) => !truncated.has(id)).sort(),
   );
   for (const doc of docs) {
+    if (truncated.has(doc.id)) continue;
     const rows = byId.get(doc.id)!;
     expect(
       rows.map((r) => r.chunk_index),
@@ -102,7 +105,7 @@ async function expectSoundAndFresh(
     why(`${what}: the control run: ${fresh.stderr.slice(-2000)} ${failures.slice(0, 3000)}`),
   ).toBe(0);
   const rows = comparable(dataset);
-  const expected = comparable(await readDataset(control));
+  const expected = comparable((await readDataset(control)).filter((row) => !truncated.has(row.id)));
   const key = (r: { id: string; chunk_index: number }) => `${r.id}#${r.chunk_index}`;
   const keys = rows.map(key);
   expect(new Set(keys).size, why(`${what}: a (id, chunk_index) twice`)).toBe(keys.length);
@@ -118,6 +121,22 @@ async function expectSoundAndFresh(
     const documents = (list: typeof rows) => [...new Set(list.map((r) => r.id))].sort();
     expect(documents(rows), why(`${what}: documents against a fresh run`)).toEqual(documents(expected));
   }
+}
+
+/**
+ * Distributed: a worker never re-plans a document (its other chunks are in other jobs), so a chunk
+ * the gateway counts over the producer's budget is a listed failure, never a row (docs/distributed.md;
+ * the next enqueue does not yet learn from it: see the issue notes). The documents with such failures,
+ * checked to be listed for that reason and nothing else.
+ */
+async function truncatedDocuments(out: string, what: string): Promise<Set<string>> {
+  const lines = (await readFile(join(out, '_failures.jsonl'), 'utf8').catch(() => ''))
+    .split('\n')
+    .filter(Boolean);
+  const failures = lines.map((line) => JSON.parse(line) as { documentId: string; message: string });
+  for (const failure of failures)
+    expect(failure.message, why(`${what}: ${failure.documentId} failed`)).toMatch(/truncated this chunk/);
+  return new Set(failures.map((failure) => failure.documentId));
 }
 
 describe('nightly runs, randomized', () => {
@@ -215,7 +234,9 @@ describe('nightly runs, randomized', () => {
             expect(Date.now() < deadline, why(`night ${night}: the switch to ${version}`)).toBe(true);
             await new Promise((resolve) => setTimeout(resolve, 100));
           }
-          await expectSoundAndFresh(out, input, docs, planArgs, `distributed night ${night}`);
+          await expectSoundAndFresh(out, input, docs, planArgs, `distributed night ${night}`, {
+            distributed: true,
+          });
           if (night === 0) {
             // The first night's batches are the whole version: `status` (Redis, folded from the
             // committed batch records) and the manifest (from the files and the same records) agree.

@@ -233,6 +233,26 @@ describe('sync and search: the store follows the dataset, version by version', (
     }
   }, 240_000);
 
+  it('run --sync-to syncs the store after the switch; the summary says what the sync did', async () => {
+    const second = join(root, 'out', 'second');
+    const url = `lancedb://${lanceDir}?table=second`;
+    await writeFile(
+      corpus,
+      makeCorpus(10)
+        .map((d) => JSON.stringify(d))
+        .join('\n') + '\n',
+    );
+    const result = await runCli([
+      ...runArgs(corpus, MODEL, '--out', second, '--emulator', '--max-tokens', '48', '--json'),
+      '--sync-to',
+      url,
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout);
+    expect(summary.sync).toMatchObject({ version: 'v000001', rows: summary.rows, upserted: summary.rows });
+    expect((await runCli(['sync', second, '--to', url, '--verify'])).code).toBe(0);
+  }, 120_000);
+
   it('bad store URLs and unreachable stores get one line and their exit code', async () => {
     const notAStore = await runCli(['sync', out, '--to', 'mysql://root@localhost/db']);
     expect(notAStore.code).toBe(2);
