@@ -324,10 +324,7 @@ async function syncAfterSwitch(
   const { openStore } = await import('../stores/open-store.js');
   const { syncStore } = await import('../stores/sync.js');
   try {
-    const store = await openStore(url, {
-      logger,
-      ...(process.env['PGPASSWORD'] ? { pgPassword: process.env['PGPASSWORD'] } : {}),
-    });
+    const store = await openStore(url, { logger });
     try {
       return { report: await syncStore(summary.outDir, store, { logger }) };
     } finally {

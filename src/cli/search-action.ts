@@ -40,10 +40,7 @@ async function searchFolder(dir: string, text: string, k: number, flags: SearchF
 }
 
 async function searchStore(url: string, text: string, k: number, flags: SearchFlags): Promise<SearchHit[]> {
-  const store = await openStore(
-    url,
-    process.env['PGPASSWORD'] ? { pgPassword: process.env['PGPASSWORD'] } : {},
-  );
+  const store = await openStore(url);
   try {
     const state = await store.describe();
     if (!state.synced)

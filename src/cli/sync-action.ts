@@ -29,10 +29,7 @@ export async function syncAction(dir: string, flags: SyncFlags): Promise<void> {
     stop.abort(new InterruptedError('sync interrupted: the store holds whole groups; re-run to finish'));
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
-  const store = await openStore(flags.to, {
-    logger,
-    ...(process.env['PGPASSWORD'] ? { pgPassword: process.env['PGPASSWORD'] } : {}),
-  });
+  const store = await openStore(flags.to, { logger });
   try {
     const verify = async () => {
       const state = await store.describe();

@@ -15,16 +15,17 @@ export function storeKindOf(url: string): StoreKind | undefined {
 /** Opens the store; each driver is loaded only when its kind is asked for (LanceDB's is native). */
 export async function openStore(
   url: string,
-  env: { readonly pgPassword?: string; readonly logger?: Logger } = {},
+  options: { readonly logger?: Logger } = {},
 ): Promise<VectorStore> {
   switch (storeKindOf(url)) {
     case 'pgvector': {
       const { openPgvectorStore } = await import('./pgvector.js');
-      return openPgvectorStore(url, env.pgPassword !== undefined ? { PGPASSWORD: env.pgPassword } : {});
+      // The password: from the URL, else PGPASSWORD in this process's environment.
+      return openPgvectorStore(url);
     }
     case 'lancedb': {
       const { openLanceStore } = await import('./lancedb.js');
-      return openLanceStore(url, env.logger ? { logger: env.logger } : {});
+      return openLanceStore(url, options.logger ? { logger: options.logger } : {});
     }
     default:
       throw new UsageError(

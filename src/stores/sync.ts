@@ -178,8 +178,8 @@ export function changeGroups(diff: StoreDiff, groupRows: number): PlannedGroup[]
   return groups;
 }
 
-/** The group's rows read from the dataset's files. */
-async function rowsOf(reader: VersionRowReader, places: readonly RowPlace[]): Promise<StoreRow[]> {
+/** Whole rows at `places`, read from the dataset's files (each file once per call). */
+export async function rowsOf(reader: VersionRowReader, places: readonly RowPlace[]): Promise<StoreRow[]> {
   const byFile = new Map<string, RowPlace[]>();
   for (const place of places) push(byFile, place.file, place);
   const rows: StoreRow[] = [];

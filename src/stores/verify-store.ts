@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { currentVersion, type RowPlace, rowPlaces, VersionRowReader } from './dataset-rows.js';
 import { type RowKey, rowKey, type VectorStore } from './store.js';
-import { diffStore } from './sync.js';
+import { diffStore, rowsOf } from './sync.js';
 
 export interface StoreVerification {
   readonly store: string;
@@ -94,17 +94,9 @@ async function compareVectors(
   const reader = new VersionRowReader(version);
   const tolerance = options.tolerance ?? 1e-6;
   const differing: RowKey[] = [];
-  const byFile = new Map<string, RowPlace[]>();
-  for (const place of sample) byFile.set(place.file, [...(byFile.get(place.file) ?? []), place]);
-  for (const [file, places] of byFile) {
-    const rows = await reader.rows(
-      file,
-      places.map((place) => place.row),
-    );
-    for (const row of rows) {
-      const stored = held.get(rowKey(row));
-      if (!stored || !close(stored, row.embedding, tolerance)) differing.push(row);
-    }
+  for (const row of await rowsOf(reader, sample)) {
+    const stored = held.get(rowKey(row));
+    if (!stored || !close(stored, row.embedding, tolerance)) differing.push(row);
   }
   return { compared: sample.length, differing };
 }

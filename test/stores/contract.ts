@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { cosine } from '../../src/embedding/cosine.js';
 import { type RowKey, rowKey, type StoreRow, type VectorStore } from '../../src/stores/store.js';
+import { seeded } from '../helpers/corpus.js';
 
 export interface ContractOptions {
   /** Values compare to this (halfvec stores: ~1e-3). */
@@ -13,22 +14,25 @@ export interface ContractOptions {
 
 const DIMS = 8;
 
-/** Rows with vectors spread around the unit sphere, deterministic per (id, chunk). */
-export function rowsFor(ids: readonly string[], chunks = 2, salt = ''): StoreRow[] {
+/** `chunks` rows per id, vectors seeded per (salt, id, chunk), hashes salted: shared by every store's tests. */
+export function storeRows(ids: readonly string[], dims: number, chunks = 3, salt = ''): StoreRow[] {
   return ids.flatMap((id) =>
     Array.from({ length: chunks }, (_, chunkIndex) => {
-      const seed = [...`${salt}${id}#${chunkIndex}`].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7);
-      const embedding = Float32Array.from({ length: DIMS }, (_, i) => Math.sin(seed * (i + 1)));
+      const seed = [...`${salt}${id}#${chunkIndex}`].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 17);
+      const rand = seeded(seed);
+      const embedding = Float32Array.from({ length: dims }, () => rand() * 2 - 1);
       return {
         id,
         chunkIndex,
-        text: `text of ${id} #${chunkIndex}${salt}`,
+        text: `${id} #${chunkIndex}${salt}`,
         contentHash: `${salt}${seed}`,
         embedding,
       };
     }),
   );
 }
+
+const rowsFor = (ids: readonly string[], chunks = 2, salt = '') => storeRows(ids, DIMS, chunks, salt);
 
 export async function scanAll(store: VectorStore): Promise<Map<string, string>> {
   const held = new Map<string, string>();

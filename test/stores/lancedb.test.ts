@@ -13,26 +13,9 @@ import { parseLanceUrl } from '../../src/stores/lance-url.js';
 import { type LanceStoreOptions, lanceReason, openLanceStore } from '../../src/stores/lancedb.js';
 import { type RowKey, rowKey, type StoreRow, type VectorStore } from '../../src/stores/store.js';
 import { tempFolder } from '../helpers/temp.js';
-import { scanAll } from './contract.js';
+import { scanAll, storeRows } from './contract.js';
 
 const MODEL = 'emu/lance-test';
-
-/** Deterministic rows: `chunks` per id, vectors spread over the sphere, hashes salted. */
-function rows(ids: readonly string[], dims: number, chunks = 3, salt = ''): StoreRow[] {
-  return ids.flatMap((id) =>
-    Array.from({ length: chunks }, (_, chunkIndex) => {
-      const seed = [...`${salt}${id}#${chunkIndex}`].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 11);
-      const embedding = Float32Array.from({ length: dims }, (_, i) => Math.sin(seed * (i + 1) * 0.001 + i));
-      return {
-        id,
-        chunkIndex,
-        text: `${id} #${chunkIndex}${salt}`,
-        contentHash: `${salt}${seed}`,
-        embedding,
-      };
-    }),
-  );
-}
 
 const hashes = (list: readonly StoreRow[]) => new Map(list.map((row) => [rowKey(row), row.contentHash]));
 const synced = (version: string, dims: number, model = MODEL) => ({
@@ -106,15 +89,15 @@ describe('lancedb store', () => {
       await store.prepare({ model: MODEL, dims: 8, replace: false });
       expect(await store.describe()).toEqual({ exists: true, dims: 8 });
       const odd = ["it's", 'back\\slash', 'é 東京', 'pipe|7', 'line\nbreak', 'plain'];
-      const first = rows(odd, 8);
+      const first = storeRows(odd, 8);
       await store.apply({ upserts: first, deletes: [] });
       expect(await scanAll(store)).toEqual(hashes(first));
       // "it's" re-chunked to one row, 'pipe|7' gone whole, a row that never existed deleted too.
-      const changed = rows(["it's"], 8, 1, '-v2');
+      const changed = storeRows(["it's"], 8, 1, '-v2');
       const deletes: RowKey[] = [
         { id: "it's", chunkIndex: 1 },
         { id: "it's", chunkIndex: 2 },
-        ...rows(['pipe|7'], 8),
+        ...storeRows(['pipe|7'], 8),
         { id: 'ghost', chunkIndex: 0 },
       ];
       await store.apply({ upserts: changed, deletes });
@@ -132,13 +115,13 @@ describe('lancedb store', () => {
   it('writes one table version per group, and scans in pages of at most 10,000 keys', async () => {
     await withStore(async (store, dir) => {
       await store.prepare({ model: MODEL, dims: 4, replace: false });
-      const many = rows(
+      const many = storeRows(
         Array.from({ length: 4_000 }, (_, i) => `d${i}`),
         4,
       );
       await store.apply({ upserts: many, deletes: [] });
       const before = await versionOf(dir);
-      await store.apply({ upserts: rows(['d1'], 4, 1, '-v2'), deletes: rows(['d2', 'd3'], 4) });
+      await store.apply({ upserts: storeRows(['d1'], 4, 1, '-v2'), deletes: storeRows(['d2', 'd3'], 4) });
       expect(await versionOf(dir)).toBe(before + 1);
       const pages: number[] = [];
       for await (const page of store.scan()) pages.push(page.length);
@@ -150,12 +133,12 @@ describe('lancedb store', () => {
   it('applies a group whole or not at all: a bad row leaves the table as it was', async () => {
     await withStore(async (store, dir) => {
       await store.prepare({ model: MODEL, dims: 8, replace: false });
-      const first = rows(['a', 'b'], 8);
+      const first = storeRows(['a', 'b'], 8);
       await store.apply({ upserts: first, deletes: [] });
       const version = await versionOf(dir);
-      const good = rows(['c'], 8);
-      const wrongDims = { ...rows(['bad'], 8, 1)[0]!, embedding: new Float32Array(7) };
-      const notFinite = { ...rows(['nan'], 8, 1)[0]!, embedding: new Float32Array(8).fill(Number.NaN) };
+      const good = storeRows(['c'], 8);
+      const wrongDims = { ...storeRows(['bad'], 8, 1)[0]!, embedding: new Float32Array(7) };
+      const notFinite = { ...storeRows(['nan'], 8, 1)[0]!, embedding: new Float32Array(8).fill(Number.NaN) };
       for (const [bad, why] of [
         [wrongDims, 'row "bad" chunk 0 has an embedding of 7 dims'],
         [notFinite, 'row "nan" chunk 0 has a non-finite embedding value'],
@@ -182,7 +165,7 @@ describe('lancedb store', () => {
   it('refuses other dims, another model or a table without its columns; --replace recreates', async () => {
     await withStore(async (store, dir) => {
       await store.prepare({ model: MODEL, dims: 8, replace: false });
-      await store.apply({ upserts: rows(['a'], 8), deletes: [] });
+      await store.apply({ upserts: storeRows(['a'], 8), deletes: [] });
       await store.commit(synced('v000001', 8));
       const dims = store.prepare({ model: MODEL, dims: 16, replace: false });
       await expect(dims).rejects.toMatchObject({ exitCode: 11 });
@@ -195,7 +178,7 @@ describe('lancedb store', () => {
       await store.prepare({ model: 'emu/other', dims: 16, replace: true });
       expect(await store.describe()).toEqual({ exists: true, dims: 16 });
       expect(await scanAll(store)).toEqual(new Map());
-      await store.apply({ upserts: rows(['z'], 16), deletes: [] });
+      await store.apply({ upserts: storeRows(['z'], 16), deletes: [] });
       expect((await scanAll(store)).size).toBe(3);
       // A table made by something else: a column missing, another of the wrong type.
       const db = await connect(dir);
@@ -220,7 +203,7 @@ describe('lancedb store', () => {
       await store.prepare({ model: MODEL, dims: 4, replace: false });
       await store.begin(synced('v000002', 4));
       expect(await store.describe()).toEqual({ exists: true, dims: 4, pending: synced('v000002', 4) });
-      await store.apply({ upserts: rows(['a'], 4), deletes: [] });
+      await store.apply({ upserts: storeRows(['a'], 4), deletes: [] });
       await store.commit(synced('v000002', 4));
       await store.begin(synced('v000003', 4));
       const reader = await openLanceStore(`lancedb://${dir}?table=docs`);
@@ -240,7 +223,7 @@ describe('lancedb store', () => {
   it('searches by cosine in the order of an exact search computed here, scores included', async () => {
     await withStore(async (store, dir) => {
       await store.prepare({ model: MODEL, dims: 16, replace: false });
-      const all = rows(
+      const all = storeRows(
         Array.from({ length: 60 }, (_, i) => `doc-${i}`),
         16,
       );
@@ -272,7 +255,9 @@ describe('lancedb store', () => {
   it('refuses to search or write a table that does not exist', async () => {
     await withStore(async (store) => {
       await expect(store.search(new Float32Array(4), 5)).rejects.toThrow(/docs.*does not exist/);
-      await expect(store.apply({ upserts: rows(['a'], 4), deletes: [] })).rejects.toBeInstanceOf(StoreError);
+      await expect(store.apply({ upserts: storeRows(['a'], 4), deletes: [] })).rejects.toBeInstanceOf(
+        StoreError,
+      );
       expect(await store.vectors([{ id: 'a', chunkIndex: 0 }])).toEqual(new Map());
       expect(await scanAll(store)).toEqual(new Map());
     });
@@ -286,7 +271,7 @@ describe('lancedb store', () => {
         await store.prepare({ model: MODEL, dims: 16, replace: false, index: 'hnsw' });
         const ids = Array.from({ length: 200 }, (_, i) => `doc-${i}`);
         for (let i = 0; i < ids.length; i += 50)
-          await store.apply({ upserts: rows(ids.slice(i, i + 50), 16), deletes: [] });
+          await store.apply({ upserts: storeRows(ids.slice(i, i + 50), 16), deletes: [] });
         await store.commit(synced('v000001', 16)); // 600 rows: below 1,000, skipped
         expect(info).toHaveBeenCalledWith(
           expect.objectContaining({ rows: 600, minimum: 1_000 }),
@@ -296,7 +281,7 @@ describe('lancedb store', () => {
         const table = await db.openTable('docs');
         expect(await table.listIndices()).toEqual([]);
         expect((await table.stats()).fragmentStats.numFragments).toBe(1); // compacted
-        const more = rows(
+        const more = storeRows(
           Array.from({ length: 200 }, (_, i) => `more-${i}`),
           16,
         );
@@ -308,11 +293,11 @@ describe('lancedb store', () => {
         const query = more[123]!.embedding;
         const hits = await store.search(query, 10);
         expect(rowKey(hits[0]!)).toBe(rowKey(more[123]!));
-        const byKey = new Map([...rows(ids, 16), ...more].map((row) => [rowKey(row), row]));
+        const byKey = new Map([...storeRows(ids, 16), ...more].map((row) => [rowKey(row), row]));
         for (const hit of hits)
           expect(hit.score).toBeCloseTo(cosine(query, byKey.get(rowKey(hit))!.embedding), 4);
         // Rows written after the index are found too (optimize at the next commit indexes them).
-        const late = rows(['late'], 16, 1, '-late');
+        const late = storeRows(['late'], 16, 1, '-late');
         await store.apply({ upserts: late, deletes: [] });
         expect(rowKey((await store.search(late[0]!.embedding, 3))[0]!)).toBe(rowKey(late[0]!));
         await store.commit(synced('v000003', 16));
@@ -327,7 +312,7 @@ describe('lancedb store', () => {
     await withStore(async (store) => {
       const dims = 384;
       await store.prepare({ model: MODEL, dims, replace: false });
-      const all = rows(
+      const all = storeRows(
         Array.from({ length: 2_000 }, (_, i) => `doc-${i}`),
         dims,
         10,

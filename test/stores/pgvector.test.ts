@@ -2,8 +2,8 @@
  * The pgvector store over the wire against PGlite + pgvector (served by pglite-socket), and against
  * a real PostgreSQL too when DATABASE_URL is set (e.g. postgres://user:pw@localhost:5432/db, with
  * pgvector installed): every test uses a table of its own. An independent pg.Client inspects what
- * the store wrote. PG_LOAD_BENCH=1 also measures the load rate of 20,000 × 384-dim rows (statement
- * sizes in bytes from PG_LOAD_BENCH_BYTES, comma-separated; default 1, 2 and 4 MB).
+ * the store wrote. Load rates are
+ * measured by bench/sync.bench.mjs, not here.
  */
 import { createServer } from 'node:net';
 import pg from 'pg';
@@ -20,9 +20,8 @@ import {
   type SyncedVersion,
   type VectorStore,
 } from '../../src/stores/store.js';
-import { seeded } from '../helpers/corpus.js';
 import { startPglite, tableUrl, uniqueTable } from '../helpers/pglite-server.js';
-import { describeStoreContract } from './contract.js';
+import { describeStoreContract, storeRows } from './contract.js';
 
 const MODEL = 'emu/pg-test';
 const START_TIMEOUT = 120_000;
@@ -44,24 +43,6 @@ const targets: Target[] = [
       ]
     : []),
 ];
-
-/** `chunks` rows per id, vectors seeded per (salt, id, chunk), hashes salted. */
-function rows(ids: readonly string[], dims: number, chunks = 3, salt = ''): StoreRow[] {
-  return ids.flatMap((id) =>
-    Array.from({ length: chunks }, (_, chunkIndex) => {
-      const seed = [...`${salt}${id}#${chunkIndex}`].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 17);
-      const rand = seeded(seed);
-      const embedding = Float32Array.from({ length: dims }, () => rand() * 2 - 1);
-      return {
-        id,
-        chunkIndex,
-        text: `${id} #${chunkIndex}${salt}`,
-        contentHash: `${salt}${seed}`,
-        embedding,
-      };
-    }),
-  );
-}
 
 const hashes = (list: readonly StoreRow[]) => new Map(list.map((row) => [rowKey(row), row.contentHash]));
 const synced = (version: string, dims: number, model = MODEL): SyncedVersion => ({
@@ -209,7 +190,7 @@ describe.each(targets)('the pgvector store on $name', (target) => {
         'é 東京',
         ...Array.from({ length: 8 }, (_, i) => `doc-${i}`),
       ];
-      const first = rows(ids, 8);
+      const first = storeRows(ids, 8);
       await store.apply({ upserts: first, deletes: [] });
       const pages: number[] = [];
       expect(await scanAll(store, pages)).toEqual(hashes(first));
@@ -217,8 +198,8 @@ describe.each(targets)('the pgvector store on $name', (target) => {
       expect(Math.max(...pages)).toBe(7);
 
       // A document re-chunked (new hashes, one chunk gone), another gone whole.
-      const changed = rows(['b'], 8, 2, '-v2');
-      const deletes: RowKey[] = [{ id: 'b', chunkIndex: 2 }, ...rows(['c'], 8)];
+      const changed = storeRows(['b'], 8, 2, '-v2');
+      const deletes: RowKey[] = [{ id: 'b', chunkIndex: 2 }, ...storeRows(['c'], 8)];
       await store.apply({ upserts: changed, deletes });
       const expected = hashes([...first.filter((r) => r.id !== 'b' && r.id !== 'c'), ...changed]);
       expect(await scanAll(store)).toEqual(expected);
@@ -244,10 +225,10 @@ describe.each(targets)('the pgvector store on $name', (target) => {
     const { store, table } = await open({ statementBytes: 200 });
     try {
       await store.prepare({ model: MODEL, dims: 8, replace: false });
-      const first = rows(['a', 'b', 'c'], 8);
+      const first = storeRows(['a', 'b', 'c'], 8);
       await store.apply({ upserts: first, deletes: [] });
-      const bad = { ...rows(['e'], 8, 1)[0]!, chunkIndex: 9, embedding: new Float32Array(7) };
-      const group = { upserts: [...rows(['d', 'e'], 8), bad], deletes: rows(['a'], 8) };
+      const bad = { ...storeRows(['e'], 8, 1)[0]!, chunkIndex: 9, embedding: new Float32Array(7) };
+      const group = { upserts: [...storeRows(['d', 'e'], 8), bad], deletes: storeRows(['a'], 8) };
       const message = await expectStoreError(
         store.apply(group),
         /row "e" chunk 9: its embedding has 7 dims, the table 8/,
@@ -270,15 +251,18 @@ describe.each(targets)('the pgvector store on $name', (target) => {
         await client.query(`CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON "${table}"
           FOR EACH ROW EXECUTE FUNCTION "${table}_refuse"()`);
       });
-      const poisoned = { upserts: [...rows(['f'], 8), ...rows(['poison'], 8, 1)], deletes: rows(['b'], 8) };
+      const poisoned = {
+        upserts: [...storeRows(['f'], 8), ...storeRows(['poison'], 8, 1)],
+        deletes: storeRows(['b'], 8),
+      };
       await expectStoreError(
         store.apply(poisoned),
         /cannot apply a group \(4 upserts, 3 deletes\) to .*refused row poison/,
       );
       expect(await scanAll(store)).toEqual(hashes(first));
       // The connection is usable after the rollback.
-      await store.apply({ upserts: rows(['f'], 8), deletes: rows(['b'], 8) });
-      expect(await scanAll(store)).toEqual(hashes([...rows(['a', 'c', 'f'], 8)]));
+      await store.apply({ upserts: storeRows(['f'], 8), deletes: storeRows(['b'], 8) });
+      expect(await scanAll(store)).toEqual(hashes([...storeRows(['a', 'c', 'f'], 8)]));
     } finally {
       await store.close();
     }
@@ -288,7 +272,7 @@ describe.each(targets)('the pgvector store on $name', (target) => {
     const { store } = await open();
     try {
       await store.prepare({ model: MODEL, dims: 8, replace: false });
-      await store.apply({ upserts: rows(['a'], 8), deletes: [] });
+      await store.apply({ upserts: storeRows(['a'], 8), deletes: [] });
       await store.begin(synced('v000001', 8));
       await store.commit(synced('v000001', 8));
       await expectStoreError(
@@ -303,12 +287,12 @@ describe.each(targets)('the pgvector store on $name', (target) => {
         store.prepare({ model: MODEL, dims: 8, replace: false, halfvec: true }),
         /stores vector, not halfvec/,
       );
-      expect(await scanAll(store)).toEqual(hashes(rows(['a'], 8)));
+      expect(await scanAll(store)).toEqual(hashes(storeRows(['a'], 8)));
       await store.prepare({ model: 'emu/other', dims: 16, replace: true });
       expect(await store.describe()).toEqual({ exists: true, dims: 16, halfvec: false });
       expect(await scanAll(store)).toEqual(new Map());
-      await store.apply({ upserts: rows(['b'], 16), deletes: [] });
-      expect(await scanAll(store)).toEqual(hashes(rows(['b'], 16)));
+      await store.apply({ upserts: storeRows(['b'], 16), deletes: [] });
+      expect(await scanAll(store)).toEqual(hashes(storeRows(['b'], 16)));
     } finally {
       await store.close();
     }
@@ -389,13 +373,13 @@ describe.each(targets)('the pgvector store on $name', (target) => {
     try {
       await expectStoreError(store.search(new Float32Array(16), 3), /the table does not exist/);
       await store.prepare({ model: MODEL, dims: 16, replace: false });
-      const all = rows(
+      const all = storeRows(
         Array.from({ length: 100 }, (_, i) => `doc-${i}`),
         16,
         2,
       );
       await store.apply({ upserts: all, deletes: [] });
-      const query = rows(['query'], 16, 1)[0]!.embedding;
+      const query = storeRows(['query'], 16, 1)[0]!.embedding;
       const exact = all
         .map((row) => ({ key: rowKey(row), score: cosine(query, row.embedding) }))
         .sort((a, b) => b.score - a.score);
@@ -432,7 +416,7 @@ describe.each(targets)('the pgvector store on $name', (target) => {
           ).rows[0]?.type,
       );
       expect(type).toBe('halfvec(8)');
-      const all = rows(
+      const all = storeRows(
         Array.from({ length: 20 }, (_, i) => `doc-${i}`),
         8,
       );
@@ -477,7 +461,7 @@ describe.each(targets)('the pgvector store on $name', (target) => {
     const { store, table } = await open();
     try {
       await store.prepare({ model: MODEL, dims: 8, replace: false, index: 'hnsw' });
-      const all = rows(
+      const all = storeRows(
         Array.from({ length: 30 }, (_, i) => `doc-${i}`),
         8,
       );
@@ -502,7 +486,7 @@ describe.each(targets)('the pgvector store on $name', (target) => {
       );
       expect((await wide.describe()).exists).toBe(false);
       await wide.prepare({ model: MODEL, dims: 2_001, replace: false, index: 'hnsw', halfvec: true });
-      await wide.apply({ upserts: rows(['a', 'b'], 2_001), deletes: [] });
+      await wide.apply({ upserts: storeRows(['a', 'b'], 2_001), deletes: [] });
       await wide.commit(synced('v000001', 2_001));
       expect(await indexDefinitions(wideTable)).toEqual([
         expect.stringMatching(/USING hnsw \(embedding halfvec_cosine_ops\)/),
@@ -565,35 +549,4 @@ describe.each(targets)('the pgvector store on $name', (target) => {
       await noSchema.close();
     }
   });
-
-  it.skipIf(!process.env['PG_LOAD_BENCH'] || target.name !== 'PGlite')(
-    'loads 20,000 × 384-dim rows (PG_LOAD_BENCH=1 prints the rate)',
-    async () => {
-      const dims = 384;
-      const all = rows(
-        Array.from({ length: 5_000 }, (_, i) => `doc-${String(i).padStart(5, '0')}`),
-        dims,
-        4,
-      ).map((row) => ({ ...row, text: `${row.text} ${'lorem ipsum dolor sit amet '.repeat(20)}` }));
-      const sizes = (process.env['PG_LOAD_BENCH_BYTES'] ?? '1000000,2000000,4000000').split(',').map(Number);
-      for (const statementBytes of sizes) {
-        const { store } = await open({ statementBytes });
-        try {
-          await store.prepare({ model: MODEL, dims, replace: false });
-          const started = performance.now();
-          for (let at = 0; at < all.length; at += 2_000)
-            await store.apply({ upserts: all.slice(at, at + 2_000), deletes: [] });
-          const seconds = (performance.now() - started) / 1000;
-          console.log(
-            `pgvector load via pglite-socket: ${all.length} rows × ${dims} dims, groups of 2,000, ` +
-              `${statementBytes / 1e6} MB statements: ${seconds.toFixed(1)} s, ${Math.round(all.length / seconds)} rows/s`,
-          );
-          expect((await scanAll(store)).size).toBe(all.length);
-        } finally {
-          await store.close();
-        }
-      }
-    },
-    900_000,
-  );
 });
