@@ -15,6 +15,8 @@ export interface RequestContext {
   readonly query: URLSearchParams;
   readonly credential: Credential;
   readonly record: RequestRecord;
+  /** The earliest it may have arrived: record.at, or the start of a stall it was read after. */
+  readonly arrivedAfter: number;
   /** Aborted when the emulator closes: waits end early. */
   readonly signal: AbortSignal;
 }

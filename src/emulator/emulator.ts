@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { validateEmulatorOptions } from './config.js';
 import { answer } from './handler.js';
 import { ConnectionReset } from './http.js';
+import { LoopWatch } from './loop-watch.js';
 import type { EmulatorOptions } from './options.js';
 import { createState } from './state.js';
 import type { EmulatorStats, RequestRecord } from './stats.js';
@@ -36,11 +37,12 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   // Every answer waiting out its latency listens to this one signal: many at once is by design, not
   // a leak (without this, 11 slow answers print MaxListenersExceededWarning).
   setMaxListeners(0, closing.signal);
+  const loop = new LoopWatch();
 
   return {
     handle: async (request) => {
       if (closing.signal.aborted) throw new ConnectionReset('the emulator is closed');
-      return answer(state, request, closing.signal);
+      return answer(state, request, closing.signal, loop);
     },
     get stats() {
       return state.recorder.stats;
@@ -52,6 +54,9 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     reset(next) {
       state = createState(next ? validateEmulatorOptions(next) : initial);
     },
-    close: async () => closing.abort(),
+    close: async () => {
+      loop.stop();
+      closing.abort();
+    },
   };
 }

@@ -12,7 +12,7 @@ import { IN_FLIGHT_RETRY_MS } from './ratelimit.js';
  */
 export async function gated(context: RequestContext, account: Account, route: Route): Promise<Outcome> {
   const { state, path, record, signal } = context;
-  if (account.limiter.violates(record.at)) state.recorder.violation(account.label);
+  if (account.limiter.violates(context.arrivedAfter)) state.recorder.violation(account.label);
   if (!account.limiter.enter()) {
     const max = account.limiter.limits.maxInFlight;
     throw new HttpError(

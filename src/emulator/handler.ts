@@ -3,6 +3,7 @@ import type { RequestContext } from './context.js';
 import { gated } from './gate.js';
 import { ConnectionReset, HttpError, jsonResponse, readText, retryAfterHeaders } from './http.js';
 import type { Credential } from './keys.js';
+import type { LoopWatch } from './loop-watch.js';
 import { findRoute } from './routes.js';
 import type { EmulatorState } from './state.js';
 import type { RequestRecord } from './stats.js';
@@ -22,12 +23,18 @@ import type { RequestRecord } from './stats.js';
  * Every request goes through here: route, read, authenticate, gate, handle, answer, record.
  * Rejects with ConnectionReset where the emulator gives no answer at all.
  */
-export async function answer(state: EmulatorState, request: Request, signal: AbortSignal): Promise<Response> {
+export async function answer(
+  state: EmulatorState,
+  request: Request,
+  signal: AbortSignal,
+  loop: LoopWatch,
+): Promise<Response> {
   const url = new URL(request.url);
   // Spec paths are relative to the base URL, which ends in /v1; anything else is recorded as it came.
   const versioned = url.pathname.startsWith('/v1/');
   const path = versioned ? url.pathname.slice('/v1'.length) : url.pathname;
   const record = arrival(request.method, path);
+  const arrivedAfter = loop.earliestArrival(record.at);
   state.recorder.arrived();
   let credential: Credential | undefined;
   let reply: Response | undefined;
@@ -43,6 +50,7 @@ export async function answer(state: EmulatorState, request: Request, signal: Abo
       query: url.searchParams,
       credential,
       record,
+      arrivedAfter,
       signal,
     };
     const outcome =

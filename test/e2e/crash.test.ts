@@ -86,11 +86,12 @@ describe('crashes', () => {
       `SELECT count(*)::INT AS rows, count(DISTINCT id)::INT AS ids FROM read_parquet(${sqlString(join(out, '*.parquet'))})`,
     );
     expect(read).toEqual({ rows: DOCUMENTS, ids: DOCUMENTS });
-    // Every input the gateway embedded: the corpus once, the first run's calibration probes, and
-    // what was on the wire at each kill (2 requests of at most 8 inputs).
+    // Every input the gateway embedded: the corpus once, and what was on the wire at each kill (2
+    // requests of at most 8 inputs). No calibration probes: these texts are too short to be evidence
+    // (the sizing is still the byte bound).
+    expect(summary.sizing).toMatchObject({ basis: 'byte-bound' });
     const sent = emulator.stats.inputs - before;
-    const probes = 12;
-    const repaid = sent - probes - DOCUMENTS;
+    const repaid = sent - DOCUMENTS;
     expect(repaid).toBeGreaterThanOrEqual(0);
     expect(repaid / DOCUMENTS).toBeLessThan(0.02);
     expect(repaid).toBeLessThanOrEqual(3 * 2 * 8);
