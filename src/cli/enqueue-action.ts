@@ -8,6 +8,7 @@ import { createLogger } from '../observability/logger.js';
 import { RunStats } from '../observability/stats.js';
 import { enqueueCorpus } from '../pipeline/enqueue.js';
 import { RedisOutage } from '../queue/outage.js';
+import { SharedPaceStore } from '../queue/shared-pace.js';
 import { RetryAfterSharing } from '../queue/shared-retry-after.js';
 import { printJson } from './format.js';
 import { createGateway } from './gateway-edge.js';
@@ -83,6 +84,7 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
   if (!env.apiKey) throw new MissingKeyError('EMBEDPIPE_API_KEY');
   const outage = new RedisOutage(address.redisUrl, logger);
   const sharing = new RetryAfterSharing(outage.error, outage.ready);
+  const pace = new SharedPaceStore(settings.rateLimits, outage.error, outage.ready);
   const client = createGateway({
     baseUrl: settings.baseUrl,
     env,
@@ -92,6 +94,8 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
     maxRetryAfterMs: settings.retry.maxRetryAfterMs,
     // The workers of this queue use the same key: a 429 seen here holds them back too, and theirs this.
     retryAfterStore: sharing,
+    // And one rate budget: the producer's requests (calibration) count in the workers' pace.
+    paceStore: pace,
   });
   const controller = new AbortController();
   const interrupt = () =>
@@ -108,7 +112,10 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
       outage,
       ...(flags.redisWait !== undefined ? { redisOutageMs: flags.redisWait * 1000 } : {}),
       signal: controller.signal,
-      shareRetryAfter: (redis) => sharing.connect(redis, address),
+      shareRetryAfter: async (redis) => {
+        await pace.connect(address.redisUrl, address);
+        return sharing.connect(redis, address);
+      },
     });
     if (flags.json) printJson(summary);
     else {
@@ -122,5 +129,6 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
     process.off('SIGINT', interrupt);
     process.off('SIGTERM', interrupt);
     await client.close();
+    await pace.close();
   }
 }

@@ -7,7 +7,13 @@
  */
 import { DEFAULTS } from '../config/defaults.js';
 import type { Environment } from '../config/env.js';
-import { GatewayClient, type GatewayClientOptions, type RetryAfterStore } from '../gateway/index.js';
+import {
+  GatewayClient,
+  type GatewayClientOptions,
+  type PaceStore,
+  type PerMinute,
+  type RetryAfterStore,
+} from '../gateway/index.js';
 
 export interface GatewayEdge {
   readonly baseUrl: string;
@@ -24,6 +30,10 @@ export interface GatewayEdge {
   readonly maxRetryAfterMs?: number;
   /** Shares the client's Retry-After waits (a distributed run's workers: RetryAfterSharing). */
   readonly retryAfterStore?: RetryAfterStore;
+  /** Requests and tokens per minute the user knows the gateway allows (`--rpm`, `--tpm`). */
+  readonly rateLimits?: PerMinute;
+  /** Shares the rate budget (a distributed run's workers: queue/shared-pace.ts). */
+  readonly paceStore?: PaceStore;
   readonly onRetryAfter?: GatewayClientOptions['onRetryAfter'];
   readonly onResponse?: GatewayClientOptions['onResponse'];
 }
@@ -40,6 +50,8 @@ export function createGateway(edge: GatewayEdge): GatewayClient {
     ...(edge.maxInFlight !== undefined ? { maxInFlight: edge.maxInFlight } : {}),
     ...(edge.maxRetryAfterMs !== undefined ? { maxRetryAfterMs: edge.maxRetryAfterMs } : {}),
     ...(edge.retryAfterStore ? { retryAfterStore: edge.retryAfterStore } : {}),
+    ...(edge.rateLimits ? { rateLimits: edge.rateLimits } : {}),
+    ...(edge.paceStore ? { paceStore: edge.paceStore } : {}),
     ...(edge.onRetryAfter ? { onRetryAfter: edge.onRetryAfter } : {}),
     ...(edge.onResponse ? { onResponse: edge.onResponse } : {}),
     ...(env.referer ? { referer: env.referer } : {}),

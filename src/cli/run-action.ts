@@ -52,6 +52,7 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
     timeoutMs: settings.timeoutMs,
     maxInFlight: settings.concurrency,
     maxRetryAfterMs: settings.retry.maxRetryAfterMs,
+    rateLimits: settings.rateLimits,
     onRetryAfter: retryAfterReporter(stats, logger),
   });
   const controller = new AbortController();

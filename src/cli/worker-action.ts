@@ -8,6 +8,7 @@ import { RunStats } from '../observability/stats.js';
 import { startWorker } from '../pipeline/work.js';
 import { connectRedis } from '../queue/distributed.js';
 import { RedisOutage } from '../queue/outage.js';
+import { SharedPaceStore } from '../queue/shared-pace.js';
 import { RetryAfterSharing } from '../queue/shared-retry-after.js';
 import { createGateway } from './gateway-edge.js';
 import { queueAddress } from './queue-options.js';
@@ -24,6 +25,8 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
   await (await connectRedis(address.redisUrl, 'client')).quit();
   const outage = new RedisOutage(address.redisUrl, logger);
   const sharing = new RetryAfterSharing(outage.error, outage.ready);
+  // Every worker of the queue paces to one budget: together they stay under the gateway's limit.
+  const pace = new SharedPaceStore(settings.rateLimits, outage.error, outage.ready);
   const client = createGateway({
     baseUrl,
     env,
@@ -32,6 +35,7 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
     maxRetryAfterMs: settings.maxRetryAfterMs,
     // A 429 seen here holds back every worker of the queue, on every machine, for its Retry-After.
     retryAfterStore: sharing,
+    paceStore: pace,
     onRetryAfter: (event) => {
       if (event.status === 429) metrics.rateLimited();
     },
@@ -40,6 +44,7 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
     },
   });
   await sharing.connect(address.redisUrl, address);
+  await pace.connect(address.redisUrl, address);
   const running = await startWorker({
     client,
     logger,
@@ -65,6 +70,7 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
   });
   await running.close();
   await sharing.close();
+  await pace.close();
   await server?.close();
   await client.close();
   logger.info('worker stopped');

@@ -72,6 +72,31 @@ export const DEFAULTS = {
     refusalStorm: 3,
   },
 
+  /**
+   * The rate budget (gateway/rate-pace.ts): requests and tokens per minute, configured (`--rpm`,
+   * `--tpm`), read from x-ratelimit-* headers, or learned from 429s.
+   */
+  rate: {
+    /** Share of a known limit the run paces to: room for the window's edge and for clocks. */
+    pace: 0.95,
+    /** Sent ahead of the even pace at most this much (ms at the paced rate): a small burst. */
+    burstMs: 250,
+    /** The span whose successful requests estimate the limit when a 429 names none. */
+    windowMs: 60_000,
+    /** After this long without a 429 while the pace held requests back, a learned rate grows. */
+    quietMs: 30_000,
+    /** Growth per quiet stretch (additive: a share of the limit learned), and the most one 429 cuts. */
+    increase: 0.05,
+    decrease: 0.05,
+    maxDecrease: 0.5,
+    /** Decreases at least this far apart: one congestion's 429s arrive together. */
+    decreaseSpacingMs: 5_000,
+    /** Successes a 429's evidence must rest on (over half a window at least) to be believed. */
+    minEvidence: 10,
+    /** A 429 is learned from this long after it came: the successes before it are all counted then. */
+    learnDelayMs: 500,
+  },
+
   /** Progress line off a terminal (CI, cron, `2> log`): one structured line this often. */
   progressIntervalMs: 10_000,
 

@@ -347,6 +347,20 @@ export const OPTIONS = {
     default: DEFAULTS.retry.maxRetryAfterMs,
     scale: SECOND,
   },
+  rpm: {
+    flag: '--rpm <n>',
+    help: 'requests per minute the gateway allows the key: paced to from the first request (unset: read from x-ratelimit-* headers, or learned from 429s)',
+    type: int(1),
+    commands: CLIENTS,
+    job: 'gateway.rpm',
+  },
+  tpm: {
+    flag: '--tpm <n>',
+    help: 'tokens per minute the gateway allows the key: each request is paced by the tokens it will be billed (unset: read from headers, or learned)',
+    type: int(1),
+    commands: CLIENTS,
+    job: 'gateway.tpm',
+  },
   commitInterval: {
     flag: '--commit-interval <ms>',
     help: 'longest an embedded batch waits to be committed with others',

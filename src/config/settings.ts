@@ -7,6 +7,7 @@
 import { extname } from 'node:path';
 import { ENCODING_EXAMPLES, encodingName } from '../corpus/utf8.js';
 import { ConfigError, UsageError } from '../errors.js';
+import type { PerMinute } from '../gateway/rate-pace.js';
 import { gatewayBaseUrl, runGatewayBaseUrl } from './base-url.js';
 import type { Environment } from './env.js';
 import type { JobFile, OptionValue, RunFlags, WorkerFlags } from './option-types.js';
@@ -80,6 +81,8 @@ export interface RunSettings {
     /** Longest Retry-After waited for (`--max-retry-after`); a longer one fails the batch for a re-run. */
     readonly maxRetryAfterMs: number;
   };
+  /** Requests and tokens per minute the user knows the gateway allows (`--rpm`, `--tpm`). */
+  readonly rateLimits: PerMinute;
   readonly dryRun: boolean;
   /** Longest an embedded batch waits to be committed with others (what a crash can cost to re-embed). */
   readonly commitIntervalMs: number;
@@ -167,6 +170,7 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
       baseDelayMs: v.get('retryBaseDelayMs'),
       maxDelayMs: v.get('retryMaxDelayMs'),
     },
+    rateLimits: rateLimits(v),
     dryRun: v.get('dryRun'),
     commitIntervalMs: v.get('commitInterval'),
     allowInsecureHttp: v.get('allowInsecureHttp'),
@@ -180,6 +184,12 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
     throw new ConfigError('--max-tokens', `is above the per-request budget ${settings.maxTokensPerRequest}`);
   }
   return settings;
+}
+
+function rateLimits(v: OptionValues): PerMinute {
+  const requests = v.get('rpm');
+  const tokens = v.get('tpm');
+  return { ...(requests !== undefined ? { requests } : {}), ...(tokens !== undefined ? { tokens } : {}) };
 }
 
 function providerSettings(v: OptionValues): ProviderSettings {
@@ -221,6 +231,8 @@ export interface WorkerSettings {
   readonly lockDurationMs: number;
   readonly allowInsecureHttp: boolean;
   readonly metricsPort?: number;
+  /** `--rpm`, `--tpm`: the shared budget takes them when this worker is the first to pace. */
+  readonly rateLimits: PerMinute;
 }
 
 export function resolveWorkerSettings(flags: WorkerFlags, env: Environment): WorkerSettings {
@@ -239,5 +251,6 @@ export function resolveWorkerSettings(flags: WorkerFlags, env: Environment): Wor
     lockDurationMs: v.get('lockDuration'),
     allowInsecureHttp: v.get('allowInsecureHttp'),
     ...(metricsPort !== undefined ? { metricsPort } : {}),
+    rateLimits: rateLimits(v),
   };
 }

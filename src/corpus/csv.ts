@@ -31,6 +31,7 @@ import { UsageError } from '../errors.js';
 import { audioRowEntry } from './audio.js';
 import type { FileReadOptions } from './entries.js';
 import { Reason, reject, toEntry } from './entries.js';
+import { flagSuggestion, guessIdField, guessTextField, newSample, quotedNames } from './field-hints.js';
 import { imageRowEntry } from './images.js';
 import { inputBytes } from './input-stream.js';
 import { LineIndex } from './line-index.js';
@@ -293,25 +294,43 @@ function readHeader(fields: readonly Uint8Array[], options: CsvReadOptions): Hea
     const problem = decoding.problem(fields[bad]!, `column ${bad + 1}`);
     throw new UsageError(`${options.file}: the CSV header row cannot be read: ${problem}`);
   }
+  const known = names as string[];
   const idIndex = names.indexOf(options.idField);
   const textIndex = names.indexOf(options.textField);
   const { imageField, audioField } = options;
   const imageIndex = imageField === undefined ? undefined : names.indexOf(imageField);
   const audioIndex = audioField === undefined ? undefined : names.indexOf(audioField);
-  const missing = [
-    idIndex < 0 ? options.idField : undefined,
-    // A CSV of audio paths needs no text column (the transcripts are the texts).
-    textIndex < 0 && audioField === undefined ? options.textField : undefined,
-    imageIndex !== undefined && imageIndex < 0 ? imageField : undefined,
-    audioIndex !== undefined && audioIndex < 0 ? audioField : undefined,
-  ]
-    .filter((name) => name !== undefined)
-    .map((name) => JSON.stringify(name));
-  if (missing.length > 0) {
-    const shown = names.slice(0, 20).map((name) => JSON.stringify(name));
-    if (names.length > 20) shown.push(`… ${names.length - 20} more`);
+  // A CSV of audio paths needs no text column (the transcripts are the texts).
+  const noId = idIndex < 0;
+  const noText = textIndex < 0 && audioField === undefined;
+  const noImage = imageIndex !== undefined && imageIndex < 0;
+  const noAudio = audioIndex !== undefined && audioIndex < 0;
+  if (noId || noText || noImage || noAudio) {
+    const missing = [
+      noId ? options.idField : undefined,
+      noText ? options.textField : undefined,
+      noImage ? imageField : undefined,
+      noAudio ? audioField : undefined,
+    ]
+      .filter((name) => name !== undefined)
+      .map((name) => JSON.stringify(name));
+    const flags = [
+      ...(noId || noText ? ['--id-field', '--text-field'] : []),
+      ...(noImage ? ['--image-field'] : []),
+      ...(noAudio ? ['--audio-field'] : []),
+    ];
+    // The header is all there is to go by: a guess from the column names alone.
+    const columns = known.map((name) => ({ ...newSample(name), rows: 1, ids: 1, strings: 1 }));
+    const id = noId
+      ? guessIdField(columns, options.idField, 1, noText ? undefined : options.textField)
+      : undefined;
+    const text = noText ? guessTextField(columns, options.textField, 1, id ?? options.idField) : undefined;
+    const suggestion = flagSuggestion(id, text);
+    const pick = flags.length === 1 ? flags[0] : `${flags.slice(0, -1).join(', ')} and ${flags.at(-1)}`;
     throw new UsageError(
-      `${options.file}: the CSV header has no ${missing.join(' or ')} column (columns: ${shown.join(', ')})`,
+      `${options.file}: the CSV header has no ${missing.join(' or ')} column (columns: ${quotedNames(known)}); ` +
+        `pick the ${flags.length === 1 ? 'column' : 'columns'} with ${pick}` +
+        (suggestion === '' ? '' : `, e.g. ${suggestion}`),
     );
   }
   return {

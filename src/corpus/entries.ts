@@ -47,11 +47,16 @@ function swallowedLines(from: number, to: number): string {
 export const Reason = {
   missingId: 'missing id',
   nullId: 'missing id (null)',
+  /** A JSONL row without the id field, with the fields it has: `missing id (fields: doc_id, body)`. */
+  missingIdField: (fields: string) => `missing id ${fields}`,
   nonStringId: (what: string) => `non-string id (${what})`,
   nonIntegerId: (value: number) => `non-integer id (number ${value}): an id is a string or an integer`,
   unsafeIntegerId: (value: number) =>
     `id beyond 2^53 (number ${value} as read: JSON numbers this large lose digits): write the id as a string`,
   missingText: 'missing text',
+  nullText: 'missing text (null)',
+  /** A JSONL row without the text field, with the fields it has: `missing text (fields: id, body)`. */
+  missingTextField: (fields: string) => `missing text ${fields}`,
   nonStringText: (type: string) => `non-string text (${type})`,
   emptyText: 'empty text',
   whitespaceText: 'whitespace-only text',

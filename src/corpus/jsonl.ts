@@ -10,6 +10,16 @@ import { LineSplitter, type RawLine } from '../files/lines.js';
 import { audioRowEntry } from './audio.js';
 import type { FileReadOptions } from './entries.js';
 import { Reason, reject, toEntry } from './entries.js';
+import {
+  countValue,
+  type FieldSample,
+  flagSuggestion,
+  guessIdField,
+  guessTextField,
+  newSample,
+  quotedNames,
+  rowFields,
+} from './field-hints.js';
 import { imageRowEntry } from './images.js';
 import { inputBytes, LARGE_READS } from './input-stream.js';
 import { stripBom, UTF8 } from './utf8.js';
@@ -21,6 +31,10 @@ export interface JsonlReadOptions extends FileReadOptions {
 
 /** Leading rows all missing the id or text field after which the read stops (wrong --id-field?). */
 const MISSING_FIELD_ROWS = 100;
+/** Entries held back at most while no row has had both fields (the rest pass as they come). */
+const MAX_HELD = 1000;
+/** Distinct field names counted in those rows. */
+const MAX_FIELDS = 200;
 
 export async function* readJsonl(options: JsonlReadOptions): AsyncGenerator<CorpusEntry> {
   const lines = new LineSplitter(options.maxLineBytes);
@@ -28,45 +42,124 @@ export async function* readJsonl(options: JsonlReadOptions): AsyncGenerator<Corp
   for await (const chunk of inputBytes(options.path, options.file, options.onBytes, LARGE_READS)) {
     for (const line of lines.push(chunk)) {
       const entry = lineToEntry(line, options, fields);
-      if (entry !== undefined) yield entry instanceof Promise ? await entry : entry;
+      if (entry === undefined || fields.hold(entry)) continue;
+      if (fields.holds) yield* fields.release();
+      yield entry instanceof Promise ? await entry : entry;
     }
   }
   for (const line of lines.end()) {
     const entry = lineToEntry(line, options, fields);
-    if (entry !== undefined) yield entry instanceof Promise ? await entry : entry;
+    if (entry === undefined || fields.hold(entry)) continue;
+    if (fields.holds) yield* fields.release();
+    yield entry instanceof Promise ? await entry : entry;
   }
+  fields.end();
+  yield* fields.release();
 }
 
 /**
- * Stops the read early when the first rows are all objects missing the id or the text field: the
- * fields are most likely named otherwise, and rejecting the whole file row by row says so badly.
+ * Stops the read when the object rows are all missing the id or the text field (no row has both):
+ * the fields are most likely named otherwise, and rejecting the whole file row by row says so
+ * badly. It stops after MISSING_FIELD_ROWS such rows, or at the end of a smaller file, with a
+ * UsageError naming the fields found, the flags, and a guess at the fields to pick. Until a row
+ * has both fields the entries are held back (up to MAX_HELD), so a file stopped yields nothing;
+ * once one has, the rows missing a field are rejects like any other.
  */
 class FieldCheck {
   #settled = false;
-  #missing = 0;
-  readonly #seen = new Map<string, number>();
+  /** Non-blank lines read while unsettled. */
+  #lines = 0;
+  /** Object rows among them, each missing the id or the text field (or both). */
+  #rows = 0;
+  #idMissing = 0;
+  #textMissing = 0;
+  readonly #fields = new Map<string, FieldSample>();
+  #held: CorpusEntry[] = [];
+  #holding = true;
 
   constructor(private readonly options: JsonlReadOptions) {}
 
-  /** An object row: whether it had both fields; throws once MISSING_FIELD_ROWS rows in a row had not. */
-  note(record: Record<string, unknown>, hasFields: boolean): void {
+  /** Whether entries are held back. */
+  get holds(): boolean {
+    return this.#held.length > 0;
+  }
+
+  /** An object row: whether it had each field; throws once MISSING_FIELD_ROWS rows in a row had not both. */
+  note(record: Record<string, unknown>, hasId: boolean, hasText: boolean): void {
     if (this.#settled) return;
-    if (hasFields) {
+    if (hasId && hasText) {
       this.#settled = true;
       return;
     }
-    this.#missing += 1;
-    for (const key of Object.keys(record).slice(0, 100)) this.#seen.set(key, (this.#seen.get(key) ?? 0) + 1);
-    if (this.#missing < MISSING_FIELD_ROWS) return;
+    this.#rows += 1;
+    if (!hasId) this.#idMissing += 1;
+    if (!hasText) this.#textMissing += 1;
+    for (const key of Object.keys(record).slice(0, 100)) {
+      let sample = this.#fields.get(key);
+      if (sample === undefined) {
+        if (this.#fields.size >= MAX_FIELDS) continue;
+        sample = newSample(key);
+        this.#fields.set(key, sample);
+      }
+      countValue(sample, record[key]);
+    }
+    if (this.#rows >= MISSING_FIELD_ROWS) throw this.#error(`the first ${this.#rows} rows all`);
+  }
+
+  /** Holds a line's entry back while no row has had both fields; false: pass it on (after release()). */
+  hold(entry: CorpusEntry | Promise<CorpusEntry>): boolean {
+    if (this.#settled) return false;
+    this.#lines += 1;
+    // (A promise comes from a row with an image or audio: a row with the fields, which settled.)
+    if (!this.#holding || entry instanceof Promise) return false;
+    if (this.#held.length >= MAX_HELD) {
+      this.#holding = false;
+      return false;
+    }
+    this.#held.push(entry);
+    return true;
+  }
+
+  /** The entries held back, in order; none held after. */
+  release(): CorpusEntry[] {
+    const held = this.#held;
+    this.#held = [];
+    return held;
+  }
+
+  /**
+   * At the end of the file: throws when no object row had both fields, unless lines that are no
+   * object row (broken JSON, arrays…) outnumber them (the file is then not the JSONL expected).
+   */
+  end(): void {
+    const rows = this.#rows;
+    if (this.#settled || rows === 0 || this.#lines - rows > rows) return;
+    throw this.#error(rows === 1 ? 'its only row' : `all ${rows} rows`);
+  }
+
+  #error(rows: string): UsageError {
     const { file, idField, textField } = this.options;
-    const found = [...this.#seen.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 20)
-      .map(([key]) => JSON.stringify(key));
-    throw new UsageError(
-      `${file}: the first ${this.#missing} rows all lack the id field ${JSON.stringify(idField)} or the text ` +
-        `field ${JSON.stringify(textField)}; fields found: ${found.join(', ') || '(none)'}. ` +
-        'Pick them with --id-field and --text-field',
+    const n = this.#rows;
+    const idName = `the id field ${JSON.stringify(idField)}`;
+    const textName = `the text field ${JSON.stringify(textField)}`;
+    const noId = this.#idMissing === n;
+    const noText = this.#textMissing === n;
+    const lack =
+      noId && noText
+        ? `${idName} and ${textName}`
+        : noId
+          ? idName
+          : noText
+            ? textName
+            : `${idName} or ${textName}`;
+    const samples = [...this.#fields.values()].sort((a, b) => b.rows - a.rows);
+    const id = noId ? guessIdField(samples, idField, n, noText ? undefined : textField) : undefined;
+    const text = noText ? guessTextField(samples, textField, n, id ?? idField) : undefined;
+    const suggestion = flagSuggestion(id, text);
+    const verb = n === 1 ? 'lacks' : 'lack';
+    return new UsageError(
+      `${file}: ${rows} ${verb} ${lack} (fields found: ${quotedNames(samples.map((s) => s.name))}); ` +
+        `pick the fields with --id-field and --text-field${suggestion === '' ? '' : `, e.g. ${suggestion}`}`,
     );
   }
 }
@@ -104,8 +197,10 @@ function lineToEntry(
   const hasImage = isGiven(image);
   const audio = fieldOf(record, options.audioField);
   const hasAudio = isGiven(audio);
-  fields.note(record, isGiven(idValue) && ((text !== undefined && text !== null) || hasImage || hasAudio));
-  if (!isGiven(idValue)) return reject(file, number, idValue === null ? Reason.nullId : Reason.missingId);
+  fields.note(record, isGiven(idValue), (text !== undefined && text !== null) || hasImage || hasAudio);
+  if (idValue === null) return reject(file, number, Reason.nullId);
+  if (idValue === undefined) return reject(file, number, Reason.missingIdField(rowFields(record)));
+  if (!isGiven(idValue)) return reject(file, number, Reason.missingId);
   const id = idText(idValue);
   if (id === undefined) return reject(file, number, idProblem(idValue));
   // JSON escapes can spell a lone surrogate ("\ud800"), which no UTF-8 output can store exactly.
@@ -125,7 +220,8 @@ function lineToEntry(
     if (!caption.isWellFormed()) return reject(file, number, Reason.unpairedSurrogate('text'), id);
     return imageRowEntry(options, number, id, caption, image);
   }
-  if (text === undefined || text === null) return reject(file, number, Reason.missingText, id);
+  if (text === null) return reject(file, number, Reason.nullText, id);
+  if (text === undefined) return reject(file, number, Reason.missingTextField(rowFields(record)), id);
   if (typeof text !== 'string') return reject(file, number, Reason.nonStringText(typeOf(text)), id);
   if (!text.isWellFormed()) return reject(file, number, Reason.unpairedSurrogate('text'), id);
   return toEntry(options.ids, file, number, id, text);

@@ -453,7 +453,7 @@ export class GatewayEmbedder {
         try {
           result = await client.embeddings(
             { model, input, encoding_format: askedFor, ...(provider ? { provider } : {}) },
-            { signal, letRequestFinish: true },
+            { signal, letRequestFinish: true, tokens: estimatedTokens(chunks) },
           );
         } catch (error) {
           const billed =
@@ -534,16 +534,10 @@ export class GatewayEmbedder {
     return cost;
   }
 
-  /**
-   * What a request of these chunks is expected to cost, for the budget: their planned (upper) token
-   * estimates × the price. A chunk with no estimate (a calibration probe) counts its UTF-8 bytes, an
-   * upper bound for a byte-level tokenizer. No price: 0.
-   */
+  /** What a request of these chunks is expected to cost, for the budget: their tokens × the price. */
   #estimateCost(chunks: readonly Chunk[]): number {
     const price = this.#options.pricePerToken ?? 0;
-    if (price <= 0) return 0;
-    const tokens = chunks.reduce((sum, c) => sum + (c.tokens > 0 ? c.tokens : Buffer.byteLength(c.text)), 0);
-    return tokens * price;
+    return price > 0 ? estimatedTokens(chunks) * price : 0;
   }
 
   /** Counts an answer's tokens and cost into the batch and the run; returns the cost. */
@@ -557,6 +551,15 @@ export class GatewayEmbedder {
     this.#options.stats.cost += cost;
     return cost;
   }
+}
+
+/**
+ * The tokens a request of these chunks will be billed, at most: their planned (upper) estimates. A
+ * chunk with no estimate (a calibration probe) counts its UTF-8 bytes, an upper bound for a
+ * byte-level tokenizer.
+ */
+function estimatedTokens(chunks: readonly Chunk[]): number {
+  return chunks.reduce((sum, c) => sum + (c.tokens > 0 ? c.tokens : Buffer.byteLength(c.text)), 0);
 }
 
 /** What the embedder sends to tell a refused input from a refused request (see refusals.ts). */

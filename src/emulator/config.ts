@@ -52,6 +52,7 @@ const key = z.strictObject({
       requestsPerMinute: positiveInt.exactOptional(),
       tokensPerMinute: positiveInt.exactOptional(),
       maxInFlight: positiveInt.exactOptional(),
+      windowMs: positiveInt.exactOptional(),
     })
     .exactOptional(),
 });
@@ -98,6 +99,7 @@ const options = z
     overloadedProviders: z.array(label).exactOptional(),
     faults: faults.exactOptional(),
     retryAfterFormat: z.enum(['seconds', 'http-date', 'ms']).exactOptional(),
+    rateLimitHeaders: z.boolean().exactOptional(),
     base64Mode: z.enum(['normal', 'empty', 'floats']).exactOptional(),
     shuffleData: z.boolean().exactOptional(),
     omitIndex: z.boolean().exactOptional(),

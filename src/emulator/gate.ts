@@ -11,7 +11,7 @@ import { IN_FLIGHT_RETRY_MS } from './ratelimit.js';
  * the answer is prepared during it).
  */
 export async function gated(context: RequestContext, account: Account, route: Route): Promise<Outcome> {
-  const { state, path, record, signal } = context;
+  const { state, path, signal } = context;
   if (account.limiter.violates(context.arrivedAfter)) state.recorder.violation(account.label);
   if (!account.limiter.enter()) {
     const max = account.limiter.limits.maxInFlight;
@@ -37,13 +37,16 @@ export async function gated(context: RequestContext, account: Account, route: Ro
   }
 }
 
+/** A 429 from the rate windows, whose wait is exact (rateLimitHeaders also gives it as retry-after-ms). */
+export class WindowLimited extends HttpError {}
+
 /** Takes `tokens` from the key's rate windows, or answers 429. */
 export function admit(account: Account, tokens: number): void {
   const admission = account.limiter.admit(performance.now(), tokens);
   if (admission.ok) return;
   // A request that can never fit gets no Retry-After: waiting would not help.
   const wait = Number.isFinite(admission.waitMs) ? admission.waitMs : undefined;
-  throw new HttpError(429, admission.message, undefined, wait);
+  throw new WindowLimited(429, admission.message, undefined, wait);
 }
 
 export async function pause(ms: number, signal: AbortSignal): Promise<void> {

@@ -49,10 +49,16 @@ export interface ProviderConfig {
 }
 
 export interface KeyLimits {
-  /** Sliding 60 s window. */
+  /** Requests per sliding window (`windowMs`, a minute unless set). */
   requestsPerMinute?: number;
-  /** Sliding 60 s window over prompt tokens. */
+  /** Prompt tokens per sliding window (`windowMs`, a minute unless set). */
   tokensPerMinute?: number;
+  /**
+   * The windows' length in ms (default 60000). A test knob: the two limits above count per window,
+   * so `{requestsPerMinute: 12, windowMs: 6000}` is a "120 per minute" gateway whose refusals end in
+   * seconds. The rate-limit headers report limits scaled to per minute (120 there).
+   */
+  windowMs?: number;
   /** Requests of this key being answered at the same time. */
   maxInFlight?: number;
 }
@@ -105,6 +111,11 @@ export interface EmulatorOptions {
   faults?: FaultOptions;
   /** How Retry-After is written: integer seconds, an HTTP-date, or a `retry-after-ms` header. */
   retryAfterFormat?: 'seconds' | 'http-date' | 'ms';
+  /**
+   * OpenAI-style `x-ratelimit-{limit,remaining,reset}-{requests,tokens}` on every inference answer of
+   * a key with rate windows, and `retry-after-ms` on the windows' 429s (see rate-headers.ts). Default false.
+   */
+  rateLimitHeaders?: boolean;
   /** Broken providers: 'empty' answers 200 with `data: []` when base64 is asked; 'floats' ignores it. */
   base64Mode?: 'normal' | 'empty' | 'floats';
   /** Return `data` in a shuffled order (with correct `index` fields). */

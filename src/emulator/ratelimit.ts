@@ -1,6 +1,7 @@
 import type { KeyLimits } from './options.js';
 
-export const WINDOW_MS = 60_000;
+/** The sliding windows' length unless a key's `windowMs` shortens (or lengthens) it. */
+export const DEFAULT_WINDOW_MS = 60_000;
 
 /**
  * A request arriving this close before the instant its Retry-After named still counts as honouring
@@ -21,6 +22,13 @@ export const IN_FLIGHT_GRACE_MS = 100;
  */
 export const IN_FLIGHT_RETRY_MS = 1000;
 
+/** A window's state as a client would be told it: `remaining` in the window, `resetMs` until it is empty. */
+export interface WindowUsage {
+  limit: number;
+  remaining: number;
+  resetMs: number;
+}
+
 /** Weighted events over a sliding window: requests (weight 1) or tokens (weight = the request's tokens). */
 class SlidingWindow {
   private readonly times: number[] = [];
@@ -28,7 +36,10 @@ class SlidingWindow {
   private head = 0;
   private total = 0;
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+  ) {}
 
   /** Ms until `weight` more fits: 0 now, Infinity never (it exceeds the limit on its own). */
   waitFor(now: number, weight: number): number {
@@ -38,19 +49,29 @@ class SlidingWindow {
     // Walk from the oldest event until enough weight has left the window.
     for (let i = this.head; excess > 0 && i < this.times.length; i++) {
       excess -= this.weights[i]!;
-      if (excess <= 0) return this.times[i]! + WINDOW_MS - now;
+      if (excess <= 0) return this.times[i]! + this.windowMs - now;
     }
     return 0;
   }
 
   add(now: number, weight: number): void {
+    // A weightless event (a request of no tokens) takes nothing, so it must not delay the reset.
+    if (weight === 0) return;
     this.times.push(now);
     this.weights.push(weight);
     this.total += weight;
   }
 
+  /** What is left now, and the ms until the newest event has left too (0 when the window is empty). */
+  usage(now: number): WindowUsage {
+    this.expire(now);
+    const newest = this.times.at(-1);
+    const resetMs = this.total > 0 && newest !== undefined ? newest + this.windowMs - now : 0;
+    return { limit: this.limit, remaining: Math.max(0, this.limit - this.total), resetMs };
+  }
+
   private expire(now: number): void {
-    while (this.head < this.times.length && this.times[this.head]! + WINDOW_MS <= now) {
+    while (this.head < this.times.length && this.times[this.head]! + this.windowMs <= now) {
       this.total -= this.weights[this.head]!;
       this.head++;
     }
@@ -68,6 +89,8 @@ export type Admission = { ok: true } | { ok: false; message: string; waitMs: num
 
 /** One key's limits, and the record of what it was told to wait. Times are performance.now() ms. */
 export class KeyLimiter {
+  /** Length of both windows: `requestsPerMinute` and `tokensPerMinute` are per this many ms. */
+  readonly windowMs: number;
   private readonly requests: SlidingWindow | undefined;
   private readonly tokens: SlidingWindow | undefined;
   private inFlight = 0;
@@ -75,9 +98,11 @@ export class KeyLimiter {
   private retryAfterToldAt = Number.NEGATIVE_INFINITY;
 
   constructor(readonly limits: KeyLimits = {}) {
-    const { requestsPerMinute, tokensPerMinute } = limits;
-    this.requests = requestsPerMinute === undefined ? undefined : new SlidingWindow(requestsPerMinute);
-    this.tokens = tokensPerMinute === undefined ? undefined : new SlidingWindow(tokensPerMinute);
+    const { requestsPerMinute, tokensPerMinute, windowMs = DEFAULT_WINDOW_MS } = limits;
+    this.windowMs = windowMs;
+    this.requests =
+      requestsPerMinute === undefined ? undefined : new SlidingWindow(requestsPerMinute, windowMs);
+    this.tokens = tokensPerMinute === undefined ? undefined : new SlidingWindow(tokensPerMinute, windowMs);
   }
 
   /** Takes an in-flight slot; false when the key already has `maxInFlight` requests being answered. */
@@ -96,14 +121,14 @@ export class KeyLimiter {
     const requestWait = this.requests?.waitFor(now, 1) ?? 0;
     const tokenWait = this.tokens?.waitFor(now, tokens) ?? 0;
     if (tokenWait === Infinity) {
-      const message = `Request too large: ${tokens} tokens, but this key may use ${this.limits.tokensPerMinute} tokens per minute`;
+      const message = `Request too large: ${tokens} tokens, but this key may use ${this.limits.tokensPerMinute} tokens ${this.per()}`;
       return { ok: false, message, waitMs: Infinity };
     }
     if (requestWait > 0 || tokenWait > 0) {
       const limit =
         tokenWait >= requestWait
-          ? `${this.limits.tokensPerMinute} tokens per minute`
-          : `${this.limits.requestsPerMinute} requests per minute`;
+          ? `${this.limits.tokensPerMinute} tokens ${this.per()}`
+          : `${this.limits.requestsPerMinute} requests ${this.per()}`;
       return {
         ok: false,
         message: `Rate limit exceeded: ${limit}`,
@@ -113,6 +138,19 @@ export class KeyLimiter {
     this.requests?.add(now, 1);
     this.tokens?.add(now, tokens);
     return { ok: true };
+  }
+
+  /** The windows the key has, as they stand at `now` (both absent: the key has no rate limits). */
+  usage(now: number): { requests?: WindowUsage; tokens?: WindowUsage } {
+    return {
+      ...(this.requests ? { requests: this.requests.usage(now) } : {}),
+      ...(this.tokens ? { tokens: this.tokens.usage(now) } : {}),
+    };
+  }
+
+  /** The window as messages name it: a test's shortened window must not call itself a minute. */
+  private per(): string {
+    return this.windowMs === DEFAULT_WINDOW_MS ? 'per minute' : `per ${this.windowMs} ms`;
   }
 
   /** Remembers that the key was told not to come back before `until`. */

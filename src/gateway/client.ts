@@ -31,6 +31,9 @@ import {
   type TranscriptionResult,
 } from './decode.js';
 import { connectionErrorFrom, gatewayErrorFromResponse, invalidResponseError } from './errors.js';
+import { type PaceStore, RateBudget } from './rate-budget.js';
+import { announcedLimits } from './rate-headers.js';
+import type { PerMinute, RateTuning, RateView } from './rate-pace.js';
 import {
   type GateState,
   type RetryAfterEvent,
@@ -77,6 +80,16 @@ export interface GatewayClientOptions {
    */
   retryAfterStore?: RetryAfterStore;
   /**
+   * Requests and tokens per minute the user knows the gateway allows (`--rpm`, `--tpm`): the API key's
+   * requests are paced to them from the start. Unset ones are read from x-ratelimit-* headers or
+   * learned from 429s (gateway/rate-pace.ts).
+   */
+  rateLimits?: PerMinute;
+  /** Where the rate budget is kept (default: in memory). A distributed run passes the Redis one. */
+  paceStore?: PaceStore;
+  /** The rate budget's timings (default DEFAULTS.rate): tests of short-window gateways scale them. */
+  rateTuning?: RateTuning;
+  /**
    * Sends the requests (default: an undici Agent of `connections` keep-alive connections, closed by
    * `close()`). One passed in is the caller's to close; the gate's last check is composed onto it.
    */
@@ -106,6 +119,8 @@ export interface CallOptions {
    * sent (for a slot of the window, at the Retry-After gate).
    */
   letRequestFinish?: boolean;
+  /** The tokens the request will be billed, as estimated (the rate budget's cost; settled by usage). */
+  tokens?: number;
 }
 
 export type EmbeddingsRequest = EmbeddingsRequestBody;
@@ -217,6 +232,8 @@ export class GatewayClient {
   readonly #now: Now;
   /** One Retry-After gate per key, checked right before a request goes on the wire. */
   readonly #gates: RetryAfterGates;
+  /** When the API key's requests may leave: requests and tokens per minute (rate-budget.ts). */
+  readonly #budget: RateBudget;
   #closed = false;
 
   constructor(options: GatewayClientOptions) {
@@ -242,6 +259,12 @@ export class GatewayClient {
       maxWaitMs: this.#maxRetryAfterMs,
       store: options.retryAfterStore,
       clock: options.clock,
+    });
+    this.#budget = new RateBudget({
+      ...(options.rateLimits ? { configured: options.rateLimits } : {}),
+      ...(options.paceStore ? { store: options.paceStore } : {}),
+      ...(options.rateTuning ? { tuning: options.rateTuning } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
     });
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
@@ -277,6 +300,11 @@ export class GatewayClient {
     this.#gates.hold('api', ms);
   }
 
+  /** The rate budget as it stands: the rates paced to, where they come from, the rate measured. */
+  get rate(): RateView | undefined {
+    return this.#budget.view();
+  }
+
   /** Requests allowed on the wire now (the adaptive window), or undefined when uncapped. */
   get window(): number | undefined {
     return this.#wire?.limit;
@@ -292,8 +320,12 @@ export class GatewayClient {
       ...(req.encoding_format && { encoding_format: req.encoding_format }),
       ...(req.provider && { provider: req.provider }),
     };
-    return this.#send({ method: 'POST', path: '/embeddings', key: 'api', body }, opts, (json) =>
-      decodeEmbeddings(json, inputCount),
+    const tokens = opts.tokens ?? estimateTokens(req.input);
+    return this.#send(
+      { method: 'POST', path: '/embeddings', key: 'api', body },
+      { ...opts, tokens },
+      (json) => decodeEmbeddings(json, inputCount),
+      (result) => result.usage?.promptTokens,
     );
   }
 
@@ -376,10 +408,23 @@ export class GatewayClient {
 
   // ---- the one request path -----------------------------------------------------------------------
 
-  async #send<T>(route: Route, opts: CallOptions, decode: (json: unknown) => T): Promise<T> {
+  async #send<T>(
+    route: Route,
+    opts: CallOptions,
+    decode: (json: unknown) => T,
+    billedTokens?: (result: T) => number | undefined,
+  ): Promise<T> {
+    const paced = route.key === 'api';
+    // The rate budget says when a request may leave, the window how many may be out at once: the
+    // pace is waited for before a slot is taken, so a slot is never held asleep.
+    if (paced) {
+      await this.#gates.waitUntilOpen(route.key, opts.signal);
+      await this.#budget.take({ requests: 1, tokens: opts.tokens ?? 0 }, opts.signal);
+    }
     const wire = this.#wire;
     const ticket = await wire?.acquire(opts.signal);
     let response: RawResponse;
+    const sentAt = this.#now();
     try {
       // The gate is checked inside the slot, right before the request is handed to undici (see
       // #exchange): a request that queued for a slot before a 429 came back still waits it out.
@@ -393,6 +438,13 @@ export class GatewayClient {
       wire?.release(ticket, status === 429 ? 'limited' : status >= 200 && status < 300 ? 'ok' : 'other');
     }
     const { status, headers, bodyText } = response;
+    if (paced && status === 429)
+      await this.#budget.limited(
+        sentAt,
+        opts.tokens ?? 0,
+        parseRetryAfter(headers, this.#now()),
+        announcedLimits(headers),
+      );
     if (status < 200 || status >= 300) {
       // An answer asking for longer than the cap is `retryLater`: the retry loop throws it at once.
       const error = gatewayErrorFromResponse({
@@ -414,11 +466,17 @@ export class GatewayClient {
     } catch {
       throw invalid(`body is not JSON: ${JSON.stringify(bodyText.slice(0, 120))}`);
     }
+    let result: T;
     try {
-      return decode(json);
+      result = decode(json);
     } catch (error) {
       throw error instanceof ShapeError ? invalid(error.message, error.emptyData) : error;
     }
+    if (paced) {
+      const estimated = opts.tokens ?? 0;
+      await this.#budget.succeeded(estimated, billedTokens?.(result), announcedLimits(headers));
+    }
+    return result;
   }
 
   /** Sends the request and reads the whole body, under the call's deadline and the caller's signal. */
@@ -440,7 +498,12 @@ export class GatewayClient {
     // the connection (GateCheck): a request waiting for a connection to open when a 429 arrives is
     // held back and goes again after the wait. A gate closed past the cap throws RetryAfterTooLongError.
     for (;;) {
+      const held = !gate.isOpen;
       await this.#gates.waitUntilOpen(route.key, opts.signal);
+      // Held by a Retry-After that came after this request's pace was taken: it takes its pace
+      // again, so the requests held together do not all go the moment the wait ends.
+      if (held && route.key === 'api')
+        await this.#budget.take({ requests: 1, tokens: opts.tokens ?? 0 }, opts.signal);
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (!gate.isOpen) continue;
       if (this.#closed) throw new EmbedpipeError('gateway client is closed');
@@ -560,4 +623,18 @@ function audioBase64(data: Buffer | Uint8Array | string): string {
     return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
   const comma = data.startsWith('data:') ? data.indexOf(',') : -1;
   return comma >= 0 ? data.slice(comma + 1) : data;
+}
+
+/**
+ * The tokens an input will be billed when the caller gave no estimate: its UTF-8 bytes over three
+ * (about what BPE tokenizers average on mixed text), settled by the answer's usage.
+ */
+function estimateTokens(input: EmbeddingsRequestBody['input']): number {
+  const texts = typeof input === 'string' ? [input] : input;
+  let bytes = 0;
+  for (const item of texts) {
+    if (typeof item === 'string') bytes += Buffer.byteLength(item);
+    else for (const part of item.content) if (part.type === 'text') bytes += Buffer.byteLength(part.text);
+  }
+  return Math.ceil(bytes / 3);
 }

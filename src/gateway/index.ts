@@ -43,6 +43,8 @@ export {
   redact,
   ServiceUnavailableError,
 } from './errors.js';
+export { MemoryPaceStore, type PaceStore, RateBudget } from './rate-budget.js';
+export { type PerMinute, type RateTuning, type RateView, scaledTuning } from './rate-pace.js';
 export {
   type GateState,
   type RetryAfterEvent,

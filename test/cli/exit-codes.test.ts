@@ -149,7 +149,8 @@ describe('--out that cannot be a folder', () => {
 
 describe('an input whose every row is rejected', () => {
   it('exits 2 pointing at the rejects file, in a run and in a dry run', async () => {
-    const input = await csv('wrong-field.jsonl', '{"id":"1","body":"a"}\n{"id":"2","body":"b"}\n');
+    // Rows with the fields, each a reject of its own (empty text): not a file with other field names.
+    const input = await csv('all-rejected.jsonl', '{"id":"1","text":""}\n{"id":"2","text":"  "}\n');
     const out = join(dir, 'all-rejected');
     const r = await runEmulated(input, '--out', out);
     const line = oneLine(r.stderr);
@@ -162,6 +163,20 @@ describe('an input whose every row is rejected', () => {
     const dry = await runEmulated(input, '--dry-run');
     expect(dry.code, dry.stderr).toBe(ExitCode.usage);
     expect(oneLine(dry.stderr)).toMatch(/all 2 input rows .* would be rejected/);
+  });
+});
+
+describe('an input whose rows use other field names', () => {
+  it('exits 2 naming the fields found and the flags that pick them', async () => {
+    const input = await csv(
+      'wrong-field.jsonl',
+      '{"doc_id":"1","body":"a b c"}\n{"doc_id":"2","body":"d e f"}\n',
+    );
+    const r = await runEmulated(input, '--out', join(dir, 'wrong-field'));
+    const line = oneLine(r.stderr);
+    expect(r.code, line).toBe(ExitCode.usage);
+    expect(line).toMatch(/"doc_id", "body"/);
+    expect(line).toContain('--id-field doc_id --text-field body');
   });
 });
 

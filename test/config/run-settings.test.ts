@@ -46,6 +46,8 @@ describe('values', () => {
     expect(run({}).retry.maxRetryAfterMs).toBe(DEFAULTS.retry.maxRetryAfterMs);
     expect(run({ maxRetryAfter: 0 }).retry.maxRetryAfterMs).toBe(0);
     expect(run({ maxRetryAfter: 60 }).retry.maxRetryAfterMs).toBe(60_000);
+    expect(run({ rpm: 120, tpm: 100_000 }).rateLimits).toEqual({ requests: 120, tokens: 100_000 });
+    expect(run({ tpm: 100_000 }).rateLimits).toEqual({ tokens: 100_000 });
   });
 
   it('--language is lower-cased; --provider-order is split and trimmed, empty ones dropped', () => {
@@ -114,6 +116,7 @@ describe('values', () => {
         baseDelayMs: DEFAULTS.retry.baseDelayMs,
         maxDelayMs: DEFAULTS.retry.maxDelayMs,
       },
+      rateLimits: {},
       dryRun: false,
       commitIntervalMs: DEFAULTS.commit.maxDelayMs,
       allowInsecureHttp: false,

@@ -45,6 +45,7 @@ describe('worker settings', () => {
       maxRetryAfterMs: DEFAULTS.retry.maxRetryAfterMs,
       lockDurationMs: DEFAULTS.distributed.lockDurationMs,
       allowInsecureHttp: false,
+      rateLimits: {},
     });
   });
 

@@ -226,13 +226,39 @@ describe('CSV header', () => {
     const error = await readAll({ path }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(UsageError);
     expect((error as Error).message).toBe(
-      `${path}: the CSV header has no "text" column (columns: "id", "body", "title")`,
+      `${path}: the CSV header has no "text" column (columns: "id", "body", "title"); ` +
+        'pick the columns with --id-field and --text-field, e.g. --text-field body',
     );
   });
 
   it('names both fields when both are missing', async () => {
     const path = await csv('a,b\n1,2\n');
-    await expect(readAll({ path })).rejects.toThrow('has no "id" or "text" column');
+    await expect(readAll({ path })).rejects.toThrow(
+      `${path}: the CSV header has no "id" or "text" column (columns: "a", "b"); ` +
+        'pick the columns with --id-field and --text-field',
+    );
+  });
+
+  it('fails at the header, before any row, guessing the columns from their names', async () => {
+    const path = await csv('title,doc_id,body\nT,1,x\nU,2,y\n');
+    const error = await readAll({ path }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message).toBe(
+      `${path}: the CSV header has no "id" or "text" column (columns: "title", "doc_id", "body"); ` +
+        'pick the columns with --id-field and --text-field, e.g. --id-field doc_id --text-field body',
+    );
+    expect(await readBrief({ path, idField: 'doc_id', textField: 'body' })).toHaveLength(2);
+    // Another case of the name asked for is the first guess; a name with spaces is quoted.
+    await expect(readAll({ path: await csv('ID,Page Content\n1,x\n') })).rejects.toThrow(
+      /, e\.g\. --id-field ID --text-field 'Page Content'$/,
+    );
+  });
+
+  it('names the flag of a missing image column', async () => {
+    const path = await csv('id,text\n1,x\n');
+    await expect(readAll({ path, imageField: 'picture' })).rejects.toThrow(
+      `${path}: the CSV header has no "picture" column (columns: "id", "text"); pick the column with --image-field`,
+    );
   });
 
   it('throws on a malformed header, an empty file, and a blank one', async () => {
