@@ -97,6 +97,8 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
     // And one rate budget: the producer's requests (calibration) count in the workers' pace.
     paceStore: pace,
   });
+  const stats = new RunStats();
+  stats.pacing = () => client.pacing;
   const controller = new AbortController();
   const interrupt = () =>
     controller.abort(new InterruptedError('interrupted; re-run the same command to finish enqueueing'));
@@ -106,7 +108,7 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
     const summary = await enqueueCorpus(settings, {
       client,
       logger,
-      stats: new RunStats(),
+      stats,
       address,
       ...(flags.highWater !== undefined ? { highWater: flags.highWater } : {}),
       outage,

@@ -4,11 +4,13 @@ import { UNKNOWN_BASE_URL } from '../config/base-url.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { readEnvironment } from '../config/env.js';
 import { UsageError } from '../errors.js';
+import type { RateDimension, RateView } from '../gateway/rate-pace.js';
 import { createLogger } from '../observability/logger.js';
 import { formatUsd, type ManifestCounts, readManifest } from '../output/index.js';
 import { finalizeRun } from '../pipeline/finalize-run.js';
 import { BatchJobs } from '../queue/batch-jobs.js';
 import { connectRedis, type RunProgress, RunStore } from '../queue/distributed.js';
+import { readSharedPace } from '../queue/shared-pace.js';
 import { printJson, printTable } from './format.js';
 import { type QueueFlags, queueAddress } from './queue-options.js';
 
@@ -42,17 +44,19 @@ async function known(runs: RunStore, runId: string): Promise<RunProgress> {
 }
 
 export async function statusAction(runId: string | undefined, flags: AdminFlags): Promise<void> {
-  await withQueue(flags, async ({ queue, runs }) => {
+  await withQueue(flags, async ({ redis, queue, runs }) => {
     const ids = runId ? [runId] : await runs.runIds();
     const counts = await queue.counts('waiting', 'active', 'delayed', 'failed', 'prioritized');
     const queuePaused = await queue.isPaused();
+    const rate = await readSharedPace(redis, queueAddress(flags, readEnvironment()));
     const rows = [];
     for (const id of ids) {
       const progress = await known(runs, id);
       rows.push({ ...describe(progress, queuePaused), ...(await finishedVersion(progress)) });
     }
     if (flags.json) {
-      printJson(runId ? { ...rows[0], queue: counts } : { runs: rows, queue: counts });
+      const shared = rate ? { rate } : {};
+      printJson(runId ? { ...rows[0], queue: counts, ...shared } : { runs: rows, queue: counts, ...shared });
       return;
     }
     printTable(
@@ -79,6 +83,7 @@ export async function statusAction(runId: string | undefined, flags: AdminFlags)
       `queue: ${counts['waiting'] ?? 0} waiting, ${counts['active'] ?? 0} in flight, ${counts['delayed'] ?? 0} delayed, ` +
         `${counts['failed'] ?? 0} failed${queuePaused ? ', PAUSED' : ''}\n`,
     );
+    if (rate) process.stdout.write(`rate: ${describeSharedRate(rate)}\n`);
     for (const r of rows)
       if (r.state === 'producer gone')
         process.stdout.write(
@@ -205,4 +210,16 @@ export async function retryFailedAction(runId: string, flags: AdminFlags): Promi
     if (failed.size > 0) await runs.finalized(runId, '');
     process.stdout.write(`${runId}: ${retried} failed batches queued again\n`);
   });
+}
+
+/** The workers' shared budget in one line: what it paces to, what the gateway let through, what holds. */
+function describeSharedRate(rate: RateView): string {
+  const paced = Object.entries(rate.paced).map(
+    ([d, v]) => `${v} ${d}/min (${rate.source[d as RateDimension]})`,
+  );
+  return (
+    `${paced.length > 0 ? `paced to ${paced.join(', ')}` : 'not paced (no limit known)'}; ` +
+    `last minute ${rate.measured.requests} requests, ${rate.measured.tokens} tokens; ` +
+    `${rate.holding ? 'held by the gateway rate' : 'not held by the rate'}`
+  );
 }

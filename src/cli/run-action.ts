@@ -55,6 +55,7 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
     rateLimits: settings.rateLimits,
     onRetryAfter: retryAfterReporter(stats, logger),
   });
+  stats.pacing = () => client.pacing;
   const controller = new AbortController();
   const interrupt = () =>
     controller.abort(

@@ -43,6 +43,7 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
       if (event.path.endsWith('/embeddings')) metrics.observeRequest(event.seconds);
     },
   });
+  metrics.pacing(() => client.pacing);
   await sharing.connect(address.redisUrl, address);
   await pace.connect(address.redisUrl, address);
   const running = await startWorker({

@@ -125,6 +125,12 @@ export interface CallOptions {
 
 export type EmbeddingsRequest = EmbeddingsRequestBody;
 
+/** A client's pacing now: its rate budget, and its in-flight window when it has one. */
+export interface Pacing {
+  readonly rate?: RateView;
+  readonly window?: { readonly limit: number; readonly active: number; readonly queued: number };
+}
+
 export interface TranscriptionRequest {
   /** `<provider>/<model_name>`. */
   model: string;
@@ -303,6 +309,16 @@ export class GatewayClient {
   /** The rate budget as it stands: the rates paced to, where they come from, the rate measured. */
   get rate(): RateView | undefined {
     return this.#budget.view();
+  }
+
+  /** What holds requests back now: the rate budget and the in-flight window, for progress and metrics. */
+  get pacing(): Pacing {
+    const rate = this.#budget.view();
+    const wire = this.#wire;
+    return {
+      ...(rate ? { rate } : {}),
+      ...(wire ? { window: { limit: wire.limit, active: wire.active, queued: wire.queued } } : {}),
+    };
   }
 
   /** Requests allowed on the wire now (the adaptive window), or undefined when uncapped. */

@@ -4,6 +4,7 @@ export {
   GatewayClient,
   type GatewayClientOptions,
   type MembersQuery,
+  type Pacing,
   type TranscriptionRequest,
 } from './client.js';
 export {

@@ -6,6 +6,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Pacing } from '../gateway/index.js';
+import { HOLDERS, readPacing } from './pacing.js';
 
 /** From a quick small batch (20 ms) to a slow provider at the request deadline (120 s). */
 const REQUEST_DURATION_BUCKETS: readonly number[] = [
@@ -111,6 +113,46 @@ export class WorkerMetrics {
 
   observeRequest(seconds: number): void {
     this.#requestDuration.observe(seconds);
+  }
+
+  /**
+   * The client's pacing, read at each scrape: the rates paced to and measured (per minute, by
+   * dimension), and what holds requests back (1 for the holder, 0 for the others).
+   */
+  pacing(read: () => Pacing): void {
+    const registers = [this.registry];
+    const reading = () => readPacing(read());
+    new Gauge({
+      name: 'embedpipe_rate_paced_per_minute',
+      help: 'The rate the budget paces requests to (gateway limit x pace), by dimension; absent: not paced',
+      labelNames: ['dimension'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [dimension, value] of Object.entries(reading().paced)) this.set({ dimension }, value);
+      },
+    });
+    new Gauge({
+      name: 'embedpipe_rate_measured_per_minute',
+      help: 'Successful requests and billed tokens per minute over the last minute, by dimension',
+      labelNames: ['dimension'],
+      registers,
+      collect() {
+        const r = reading();
+        this.set({ dimension: 'requests' }, r.requestsPerMinute);
+        this.set({ dimension: 'tokens' }, r.tokensPerMinute);
+      },
+    });
+    new Gauge({
+      name: 'embedpipe_limited_by',
+      help: 'What holds requests back now: the gateway rate, the in-flight window, or the producer (1 for the holder)',
+      labelNames: ['by'],
+      registers,
+      collect() {
+        const holder = reading().limitedBy;
+        for (const by of HOLDERS) this.set({ by }, by === holder ? 1 : 0);
+      },
+    });
   }
 
   /** Jobs in progress now. */

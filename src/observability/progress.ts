@@ -6,6 +6,7 @@
 import { DEFAULTS } from '../config/defaults.js';
 import type { RetryAfterEvent } from '../domain.js';
 import type { Logger } from './logger.js';
+import { describePacing, type PacingReading, readPacing } from './pacing.js';
 import type { RunStats } from './stats.js';
 
 export interface Progress {
@@ -68,6 +69,8 @@ export interface ProgressSnapshot {
   waitingUntil: number | undefined;
   waitPastCap: boolean;
   window: number | undefined;
+  /** What holds the requests back, and the rate they go at. */
+  pacing: PacingReading | undefined;
   /** Audio corpora: transcription so far (undefined for a corpus without audio). */
   transcription: TranscriptionProgress | undefined;
 }
@@ -123,6 +126,7 @@ export function progressSnapshot(stats: RunStats, now = Date.now()): ProgressSna
     waitingUntil: waiting ? stats.waitingUntil : undefined,
     waitPastCap: waiting && stats.waitPastCap,
     window: stats.window,
+    pacing: stats.pacing ? readPacing(stats.pacing()) : undefined,
     transcription:
       audio.files > 0
         ? {
@@ -171,6 +175,7 @@ export function progressLine(stats: RunStats, width = 120, now = Date.now()): st
     [4, `vectors ${formatCount(p.vectors)} (${formatRate(p.vectorsPerSecond)}/s)`],
     [6, `tokens ${formatCount(p.tokens)} (${formatRate(p.tokensPerSecond)}/s)`],
     [9, `req ${formatCount(p.requests)} retries ${p.retries}`],
+    [5.5, p.pacing ? describePacing(p.pacing) : ''],
     [4.5, transcriptionSegment(p.transcription)],
     [3, `$${(p.cost + (p.transcription?.cost ?? 0)).toFixed(4)}`],
     [10, `elapsed ${formatDuration(p.elapsedMs)}`],
@@ -219,6 +224,7 @@ export function progressFields(stats: RunStats, now = Date.now()): Record<string
       waitPastCap: p.waitPastCap,
     }),
     ...(p.window !== undefined && { window: p.window }),
+    ...(p.pacing !== undefined && { pacing: p.pacing }),
     ...(p.transcription !== undefined && {
       transcription: {
         ...p.transcription,

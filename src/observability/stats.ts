@@ -1,3 +1,4 @@
+import type { Pacing } from '../gateway/index.js';
 import { Ledger } from './ledger.js';
 
 /**
@@ -44,6 +45,8 @@ export class RunStats {
   waitPastCap = false;
   /** Requests allowed on the wire now (the adaptive window), when the client caps them. */
   window: number | undefined;
+  /** The gateway client's pacing, read when progress is shown (set by the command that made it). */
+  pacing: (() => Pacing) | undefined;
   /** Audio corpora: transcription, counted apart from the embeddings above. */
   readonly audio = {
     /** Audio documents read (audio files that were rejects are in `rejects`). */

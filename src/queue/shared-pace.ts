@@ -12,13 +12,36 @@
  */
 import type { Redis } from 'ioredis';
 import { MemoryPaceStore, type PaceStore } from '../gateway/rate-budget.js';
-import { emptyPaceState, type PaceState, type PerMinute } from '../gateway/rate-pace.js';
+import {
+  emptyPaceState,
+  type PaceState,
+  type PerMinute,
+  type RateView,
+  viewOf,
+} from '../gateway/rate-pace.js';
 import { connectRedis } from './distributed.js';
 
 /** A budget nobody touched for this long is forgotten: the next run learns the gateway afresh. */
 const STATE_TTL_MS = 10 * 60_000;
 /** Conflicting transactions in a row before this change is applied locally instead. */
 const MAX_CONFLICTS = 100;
+
+/** The budget a queue's workers share, as `status` shows it; undefined when none is kept. */
+export async function readSharedPace(
+  redis: Redis,
+  address: { readonly queue: string; readonly prefix: string },
+): Promise<RateView | undefined> {
+  const [[, raw], [, time]] = (await redis.pipeline().get(paceKey(address)).time().exec()) as [
+    [Error | null, string | null],
+    [Error | null, [string, string]],
+  ];
+  if (!raw) return undefined;
+  return viewOf(JSON.parse(raw) as PaceState, redisNow(time));
+}
+
+const paceKey = (address: { readonly queue: string; readonly prefix: string }) =>
+  `${address.prefix}:${address.queue}:pace`;
+const redisNow = (time: [string, string]) => Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
 
 export class SharedPaceStore implements PaceStore {
   readonly #configured: PerMinute;
@@ -47,7 +70,7 @@ export class SharedPaceStore implements PaceStore {
   /** Starts sharing: the key is the queue's, beside BullMQ's (`<prefix>:<queue>:pace`). */
   async connect(redis: string, address: { readonly queue: string; readonly prefix: string }): Promise<void> {
     this.#redis = await connectRedis(redis, 'client');
-    this.#key = `${address.prefix}:${address.queue}:pace`;
+    this.#key = paceKey(address);
   }
 
   update<T>(change: (state: PaceState, now: number) => T): Promise<T> {
@@ -79,7 +102,7 @@ export class SharedPaceStore implements PaceStore {
           [Error | null, [string, string]],
         ];
         const state: PaceState = raw ? (JSON.parse(raw) as PaceState) : emptyPaceState(this.#configured);
-        const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+        const now = redisNow(time);
         const result = change(state, now);
         const done = await redis.multi().set(this.#key, JSON.stringify(state), 'PX', STATE_TTL_MS).exec();
         if (done === null) continue;

@@ -5,11 +5,12 @@
  * lets them; the gateway is the judge: its records give the 429s, the violations and the rate of the
  * steady part. (At real time, with the CLI: bench/ratelimit.bench.mjs.)
  */
+import { Redis } from 'ioredis';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
-import { GatewayClient, scaledTuning } from '../../src/gateway/index.js';
-import { SharedPaceStore } from '../../src/queue/shared-pace.js';
+import { GatewayClient, type RateView, scaledTuning } from '../../src/gateway/index.js';
+import { readSharedPace, SharedPaceStore } from '../../src/queue/shared-pace.js';
 import { SharedRetryAfter } from '../../src/queue/shared-retry-after.js';
 import { withRetry } from '../../src/retry/index.js';
 import { type RedisServer, startRedisServer } from '../helpers/redis-server.js';
@@ -44,6 +45,8 @@ interface Outcome {
   /** Per gateway window, over the steady part: from the second window to the end. */
   readonly steadyRequests: number;
   readonly steadyTokens: number;
+  /** The shared budget as `status` reads it from Redis (several clients only). */
+  readonly shared?: RateView | undefined;
 }
 
 async function drive(scenario: Scenario, queue: string): Promise<Outcome> {
@@ -116,7 +119,14 @@ async function drive(scenario: Scenario, queue: string): Promise<Outcome> {
     const last = ok.at(-1)!.at;
     const steady = ok.filter((r) => r.at >= first + WINDOW_MS);
     const windows = (last - (first + WINDOW_MS)) / WINDOW_MS;
+    let shared: RateView | undefined;
+    if (scenario.clients > 1) {
+      const connection = new Redis(redis.url);
+      shared = await readSharedPace(connection, { queue, prefix: 'test' });
+      connection.disconnect();
+    }
     return {
+      shared,
       ok: ok.length,
       limited: records.filter((r) => r.status === 429).length,
       violations: Object.values(emulator.stats.retryAfterViolations).reduce((a, b) => a + b, 0),
@@ -174,5 +184,9 @@ describe('the rate budget at a gateway limit', () => {
     };
     const outcome = await drive(scenario, 'r3');
     expectAtLimit(outcome, outcome.steadyRequests, 30, 'requests, no headers, 3 clients:');
+    // What `status` shows: the pace the workers share, learned, near the gateway's 600 per minute.
+    expect(outcome.shared?.source.requests).toBe('learned');
+    expect(outcome.shared?.paced.requests).toBeGreaterThan(600 * 0.8);
+    expect(outcome.shared?.paced.requests).toBeLessThan(600 * 1.15);
   }, 60_000);
 });
