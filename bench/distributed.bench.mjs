@@ -7,11 +7,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readlink, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { API_KEY, CLI, startGateway, writeJsonlCorpus } from './lib.mjs';
+import { API_KEY, CLI, cliRun, freePort, startGateway, writeJsonlCorpus } from './lib.mjs';
 
 const chunks = Number(process.argv[2] ?? 100_000);
 const workerCounts = (process.argv[3] ?? '1,2,4').split(',').map(Number);
@@ -139,20 +138,5 @@ async function usedMemory() {
 }
 
 async function cli(args) {
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  const [code] = await once(child, 'exit');
-  if (code !== 0) throw new Error(`embedpipe ${args[0]} exited ${code}: ${stderr.slice(-2000)}`);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
+  await cliRun(args, env);
 }

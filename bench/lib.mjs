@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 
 export const CLI = new URL('../dist/cli/main.js', import.meta.url).pathname;
 export const API_KEY = 'emu-test-key';
@@ -126,3 +127,25 @@ export async function writeJsonlCorpus(path, bytes, docBytes, { seed = 1, maxDoc
 }
 
 export const mb = (bytes) => (bytes / 1e6).toFixed(1);
+
+/** A free TCP port on 127.0.0.1 (for a private redis-server). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs `embedpipe ARGS` to its end; throws with the tail of its log when it fails. */
+export async function cliRun(args, env) {
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const [code] = await once(child, 'exit');
+  if (code !== 0) throw new Error(`embedpipe ${args[0]} exited ${code}: ${stderr.slice(-2000)}`);
+  return stderr;
+}

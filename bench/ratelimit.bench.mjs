@@ -9,11 +9,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readlink, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator } from '../dist/emulator/index.js';
-import { API_KEY, CLI, random, sentence } from './lib.mjs';
+import { API_KEY, CLI, cliRun, freePort, random, sentence } from './lib.mjs';
 
 const minutes = Number(process.argv[2] ?? 3);
 const only = process.argv[3]?.split(',');
@@ -144,23 +143,8 @@ async function measure({ name, kind, headers, mode }) {
 }
 
 async function cli(args, env) {
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  const [code] = await once(child, 'exit');
+  const stderr = await cliRun(args, env);
   // BENCH_LOGS=DIR keeps each command's log (its progress lines say what the budget paced to).
   if (process.env.BENCH_LOGS)
     await writeFile(join(process.env.BENCH_LOGS, `${args[0]}-${Date.now()}.log`), stderr);
-  if (code !== 0) throw new Error(`embedpipe ${args[0]} exited ${code}: ${stderr.slice(-2000)}`);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }

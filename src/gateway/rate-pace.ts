@@ -51,8 +51,22 @@ export interface PaceState {
    * workers had before it are counted too (their counts may still be on their way).
    */
   pending?: { at: number; retryAfterMs: number; dimensions: RateDimension[] };
+  /**
+   * What the gateway billed of the tokens estimated, a moving average: a request reserves its
+   * estimate times this (the planner's estimate is an upper bound; reserving it whole paced a run
+   * to a third of a learned token rate until the answers settled it).
+   */
+  billedShare?: number;
   /** Successful requests and their billed tokens by slice of the window (slice, requests, tokens). */
   recent: [number, number, number][];
+}
+
+/** Weight of each answer in the billed share's moving average. */
+const SHARE_WEIGHT = 0.1;
+
+/** What a request will be billed in a dimension: its tokens are the estimate times the billed share. */
+function expected(state: PaceState, cost: RateCost, d: RateDimension): number {
+  return d === 'tokens' ? cost.tokens * (state.billedShare ?? 1) : cost[d];
 }
 
 /** The budget's timings and steps (DEFAULTS.rate; tests scale its times down). */
@@ -110,7 +124,7 @@ export function reserve(
     const rate = pacedRate(state[d], tuning);
     if (rate === undefined) continue;
     if (at > now && state[d].tat - tuning.burstMs >= at) state[d].waitedAt = now;
-    state[d].tat = Math.max(state[d].tat, at) + (cost[d] * 60_000) / rate;
+    state[d].tat = Math.max(state[d].tat, at) + (expected(state, cost, d) * 60_000) / rate;
   }
   if (at > now) state.waitedAt = now;
   return at - now;
@@ -149,9 +163,14 @@ export function answered(
   learnPending(state, now, tuning);
   adopt(state, answer.announced);
   if (answer.ok) {
-    const billed = answer.billedTokens ?? answer.estimatedTokens;
-    settle(state, billed - answer.estimatedTokens, tuning);
+    const reserved = expected(state, { requests: 1, tokens: answer.estimatedTokens }, 'tokens');
+    const billed = answer.billedTokens ?? reserved;
+    settle(state, billed - reserved, tuning);
     count(state, now, billed, tuning);
+    if (answer.billedTokens !== undefined && answer.estimatedTokens > 0) {
+      const share = Math.min(2, Math.max(0.05, answer.billedTokens / answer.estimatedTokens));
+      state.billedShare = (state.billedShare ?? share) * (1 - SHARE_WEIGHT) + share * SHARE_WEIGHT;
+    }
     return;
   }
   const retryAfterMs = answer.retryAfterMs ?? 0;
@@ -161,9 +180,10 @@ export function answered(
   // gateway answering 429 at random would otherwise walk the pace down to nothing in seconds).
   if (now - answer.sentAgoMs < state.decreasedAt || now - state.decreasedAt < tuning.decreaseSpacingMs)
     return;
+  const cost = { requests: 1, tokens: answer.estimatedTokens };
   const dimensions = limitingDimensions(state, answer.announced, {
     requests: 1,
-    tokens: answer.estimatedTokens,
+    tokens: expected(state, cost, 'tokens'),
   });
   state.pending = { at: now, retryAfterMs, dimensions };
   state.decreasedAt = now;

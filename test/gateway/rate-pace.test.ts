@@ -51,6 +51,16 @@ describe('the rate pace', () => {
     expect(state.tokens.tat).toBeCloseTo(tatBefore - interval / 2, 3);
   });
 
+  it('reserves what the gateway bills of the estimates, not the upper estimate whole', () => {
+    const state = emptyPaceState({ tokens: 60_000 });
+    for (let i = 0; i < 20; i++)
+      answered(state, { ok: true, estimatedTokens: 900, billedTokens: 300, announced: {} }, 1_000 + i);
+    expect(state.billedShare).toBeCloseTo(1 / 3, 5);
+    const before = state.tokens.tat;
+    reserve(state, { requests: 1, tokens: 900 }, before);
+    expect(state.tokens.tat - before).toBeCloseTo((300 * 60_000) / (60_000 * pace), 3);
+  });
+
   it('learns a window limit from the first 429: the successes over the window and the wait', () => {
     const state = emptyPaceState();
     // 120 successes in the first second, then a 429 asking to wait the rest of the minute.
