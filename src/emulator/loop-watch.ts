@@ -10,12 +10,13 @@ const TICK_MS = 10;
  * breaking it. The Retry-After honour check takes the stall's start instead.
  */
 export class LoopWatch {
-  #lastTurn = performance.now();
+  #lastTurn: number;
   readonly #timer: NodeJS.Timeout;
 
-  constructor() {
+  constructor(now: () => number = () => performance.now()) {
+    this.#lastTurn = now();
     this.#timer = setInterval(() => {
-      this.#lastTurn = performance.now();
+      this.#lastTurn = now();
     }, TICK_MS);
     this.#timer.unref();
   }
