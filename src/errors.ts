@@ -28,6 +28,8 @@ export const ExitCode = {
   store: 11,
   /** `sync --verify`: the store differs from the dataset (what differs is listed). */
   storeDiffers: 12,
+  /** `run --switch-if`: the new version is built, but its retrieval did not meet the rule: not switched. */
+  switchHeld: 13,
   interrupted: 130,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -12,6 +12,7 @@ import { TOOL } from '../version.js';
 import { registerDatasets } from './datasets.js';
 import { registerEmbed } from './embed.js';
 import { registerEnqueue } from './enqueue.js';
+import { registerEval } from './eval.js';
 import { registerGateway } from './gateway.js';
 import { registerMembers } from './members.js';
 import { registerModels } from './models.js';
@@ -38,6 +39,7 @@ function buildProgram(): Command {
   registerVerify(program);
   registerSync(program);
   registerSearch(program);
+  registerEval(program);
   registerModels(program);
   registerMembers(program);
   registerTranscribe(program);

@@ -97,6 +97,7 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
   if (synced?.error) throw synced.error;
   if (summary.documents === 0) throw await nothingEmbedded(summary, settings.input);
   if (summary.status === 'incomplete') process.exitCode = ExitCode.batchesFailed;
+  if (summary.status === 'held') process.exitCode = ExitCode.switchHeld;
 }
 
 /** A run that found no document to embed: every row rejected (_rejects.jsonl says why), or none at all. */
@@ -226,6 +227,10 @@ function describeIncremental(s: RunSummary): string[] {
     lines.push(
       `  dataset version ${v.name} is now current${v.pruned?.length ? ` (removed ${v.pruned.join(', ')})` : ''}`,
     );
+  } else if (v && s.status === 'held') {
+    lines.push(
+      `  version ${v.name} is finished and verified, but --switch-if held it back; readers still see the previous version`,
+    );
   } else if (v && s.status !== 'dry-run') {
     lines.push(`  version ${v.name} is unfinished; readers still see the previous version`);
   }
@@ -269,7 +274,14 @@ function describeSummary(s: RunSummary): string {
         : '')
     );
   }
-  const head = s.status === 'done' ? 'done' : s.status === 'stopped' ? 'STOPPED' : 'INCOMPLETE';
+  const head =
+    s.status === 'done'
+      ? 'done'
+      : s.status === 'stopped'
+        ? 'STOPPED'
+        : s.status === 'held'
+          ? 'HELD'
+          : 'INCOMPLETE';
   const lines = [
     `${head}: ${s.rows} vectors (${s.dims ?? '?'} dims, ${s.model}) in ${out}`,
     `  documents ${s.documents}, rejected ${s.rejects}${s.rejects > 0 ? ` (${REJECTS_FILE})` : ''}, chunks ${s.chunks}, tokens ${s.tokens}`,
@@ -282,9 +294,14 @@ function describeSummary(s: RunSummary): string {
   ];
   const chunkFailures = s.failures - (s.transcription?.failed ?? 0);
   if (chunkFailures > 0) lines.push(`  ${chunkFailures} chunks could not be embedded: see ${FAILURES_FILE}`);
+  if (s.switchIf) lines.push(`  --switch-if: ${s.switchIf.reason}`, `  report: ${s.switchIf.report}`);
+  if (s.status === 'held' && s.version)
+    lines.push(
+      `  ${s.version.name} is built but not current; switch to it by hand: embedpipe datasets ${out} --switch ${s.version.name}`,
+    );
   if (s.status === 'incomplete') lines.push('  re-run the same command to retry the failed batches');
   else if (s.status === 'stopped') lines.push(`  stopped: ${s.stop?.message ?? ''}`);
-  else lines.push(...queryHints(s, out));
+  else if (s.status !== 'held') lines.push(...queryHints(s, out));
   return `${lines.join('\n')}\n`;
 }
 

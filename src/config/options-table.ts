@@ -413,6 +413,13 @@ export const OPTIONS = {
     commands: ['run'],
     job: 'sink',
   },
+  switchIf: {
+    flag: '--switch-if <rule>',
+    help: 'switch to the new version only if eval against the current one meets the rule, e.g. "ndcg@10 >= current - 0.01" (else it stays built: exit 13)',
+    type: TEXT,
+    commands: ['run'],
+    job: 'switchIf',
+  },
   dryRun: {
     flag: '--dry-run',
     help: 'plan and count tokens and cost; call no embeddings',

@@ -7,6 +7,7 @@
 import { extname } from 'node:path';
 import { ENCODING_EXAMPLES, encodingName } from '../corpus/utf8.js';
 import { ConfigError, UsageError } from '../errors.js';
+import { parseSwitchRule, type SwitchRule } from '../eval/switch-rule.js';
 import type { PerMinute } from '../gateway/rate-pace.js';
 import { gatewayBaseUrl, runGatewayBaseUrl } from './base-url.js';
 import type { Environment } from './env.js';
@@ -98,6 +99,8 @@ export interface RunSettings {
   readonly keepVersions: number;
   /** A vector store synced to the new version after the switch (`--sync-to`, job `sink`). */
   readonly syncTo?: string;
+  /** `--switch-if`: the retrieval rule the new version must meet against the current one. */
+  readonly switchIf?: SwitchRule;
 }
 
 /** The WHATWG name of an encoding label, checked before anything is read; `field` names it in the error. */
@@ -138,6 +141,8 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
   const maxTokens = v.get('maxTokens');
   const maxCostUsd = v.get('maxCost');
   const syncTo = v.get('syncTo');
+  const switchIfText = v.get('switchIf');
+  const switchIf = switchIfText === undefined ? undefined : parseSwitchRule(switchIfText);
   const emulator = v.get('emulator');
   const settings: RunSettings = {
     input,
@@ -179,6 +184,7 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
     ...(maxCostUsd !== undefined ? { maxCostUsd } : {}),
     keepVersions: v.get('keepVersions'),
     ...(syncTo !== undefined ? { syncTo } : {}),
+    ...(switchIf !== undefined ? { switchIf } : {}),
   };
   if (settings.maxTokens !== undefined && settings.maxTokens > settings.maxTokensPerRequest) {
     throw new ConfigError('--max-tokens', `is above the per-request budget ${settings.maxTokensPerRequest}`);

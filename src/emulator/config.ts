@@ -34,6 +34,8 @@ const embeddingModel = z.strictObject({
     .exactOptional(),
   providers: z.array(label).min(1),
   maxInputs: positiveInt.exactOptional(),
+  semantics: z.enum(['hash', 'bag-of-words']).exactOptional(),
+  bigrams: z.boolean().exactOptional(),
 });
 
 const transcriptionModel = z.strictObject({
@@ -116,6 +118,13 @@ const options = z
       m.providers.forEach((p, j) => {
         unknownProvider(p, ['models', i, 'providers', j]);
       });
+      if (m.bigrams !== undefined && m.semantics !== 'bag-of-words') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['models', i, 'bigrams'],
+          message: "needs semantics 'bag-of-words'",
+        });
+      }
     });
     o.transcriptionModels?.forEach((m, i) => {
       m.providers.forEach((p, j) => {

@@ -11,6 +11,7 @@ import { DEFAULT_MAX_INPUTS, type ModelCatalog } from './models.js';
 import type { EmbeddingModelConfig } from './options.js';
 import type { Sfc32 } from './prng.js';
 import { parseProviderPreferences } from './providers.js';
+import { writeBagOfWords } from './semantic-vectors.js';
 import { tokenizer } from './tokens.js';
 import { multimodalText, writeEmbedding } from './vectors.js';
 
@@ -183,9 +184,11 @@ export function renderEmbeddings(job: EmbeddingJob, delivery: Delivery): Embeddi
 function embeddingItems(job: EmbeddingJob, encoding: EncodingFormat): EmbeddingItemWire[] {
   const dims = job.model.dims;
   const vectors = new Float32Array(job.inputs.length * dims);
+  const { id, semantics, bigrams = false } = job.model;
   return job.inputs.map((input, index) => {
     const vector = vectors.subarray(index * dims, (index + 1) * dims);
-    writeEmbedding(job.model.id, input.text, vector);
+    if (semantics === 'bag-of-words') writeBagOfWords(id, input.text, vector, bigrams);
+    else writeEmbedding(id, input.text, vector);
     const embedding = encoding === 'base64' ? base64LittleEndian(vector) : Array.from(vector);
     return { object: 'embedding', index, embedding };
   });

@@ -21,6 +21,7 @@ export type {
 export { countPieces, piecesWithin, truncateToPieces } from './pieces.js';
 export { DEFAULT_PROVIDERS } from './providers.js';
 export { IN_FLIGHT_GRACE_MS, RETRY_AFTER_TOLERANCE_MS } from './ratelimit.js';
+export { BIGRAM_WEIGHT, bagOfWordsEmbedding } from './semantic-vectors.js';
 export { type RunningEmulator, startEmulator } from './server.js';
 export type { EmulatorStats, RequestRecord } from './stats.js';
 export type { TokenizerName } from './tokens.js';

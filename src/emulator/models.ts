@@ -53,6 +53,33 @@ export const DEFAULT_EMBEDDING_MODELS: readonly EmbeddingModelConfig[] = [
     inputModalities: ['text', 'image'],
     providers: ['alpha'],
   },
+  {
+    // A test model: vectors carry word overlap, not meaning; for testing retrieval evaluation and
+    // migrations. Words only, in 64 dims: hash collisions and blindness to word order cost quality.
+    id: 'emu/bow-small',
+    name: 'Emulator test model: Bag of Words Small',
+    dims: 64,
+    contextLength: 512,
+    tokenizer: 'pieces',
+    overLong: 'truncate',
+    pricePerToken: '0.00000002',
+    providers: ['alpha', 'beta'],
+    semantics: 'bag-of-words',
+  },
+  {
+    // A test model: vectors carry word overlap, not meaning; for testing retrieval evaluation and
+    // migrations. Words and word bigrams in 384 dims: the better one to migrate to.
+    id: 'emu/bow-large',
+    name: 'Emulator test model: Bag of Words Large',
+    dims: 384,
+    contextLength: 8192,
+    tokenizer: 'pieces',
+    overLong: 'reject',
+    pricePerToken: '0.00000013',
+    providers: ['alpha', 'beta'],
+    semantics: 'bag-of-words',
+    bigrams: true,
+  },
 ];
 
 export const DEFAULT_TRANSCRIPTION_MODELS: readonly TranscriptionModelConfig[] = [
@@ -96,7 +123,10 @@ export class ModelCatalog {
       id: model.id,
       name: model.name ?? model.id,
       created: 1_735_689_600,
-      description: `Emulated embedding model (${model.dims} dimensions).`,
+      description:
+        model.semantics === 'bag-of-words'
+          ? `Emulator test model (${model.dims} dimensions): hashed ${model.bigrams ? 'words and word pairs' : 'words'}; vectors carry word overlap, not meaning.`
+          : `Emulated embedding model (${model.dims} dimensions).`,
       ...(model.listContextLength === false ? {} : { context_length: model.contextLength }),
       pricing: { prompt: model.pricePerToken, completion: '0' },
       architecture: {

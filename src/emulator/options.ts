@@ -32,6 +32,14 @@ export interface EmbeddingModelConfig {
   providers: string[];
   /** Inputs per request the model accepts (default 2048). */
   maxInputs?: number;
+  /**
+   * How vectors are made. 'hash' (default): embeddingFor (vectors.ts), so any two texts get unrelated
+   * vectors. 'bag-of-words': a test model whose vectors carry word overlap, not meaning (hashed word
+   * counts, see semantic-vectors.ts), for testing retrieval evaluation and migrations.
+   */
+  semantics?: 'hash' | 'bag-of-words';
+  /** With 'bag-of-words': adjacent word pairs count too, so word order matters. Default false. */
+  bigrams?: boolean;
 }
 
 export interface TranscriptionModelConfig {

@@ -15,6 +15,7 @@ import { Sfc32 } from './prng.js';
  *
  * A multimodal block's "text" is multimodalText(parts). An over-long input on a truncating model
  * gets the vector of the text decoded from its first context_length tokens (see embeddings.ts).
+ * Models with semantics 'bag-of-words' (test models) use semantic-vectors.ts instead.
  */
 export function embeddingFor(model: string, text: string, dims: number): Float32Array {
   const out = new Float32Array(dims);

@@ -11,9 +11,21 @@ export interface RunSummary {
   /**
    * done: the dataset reads this run's version; incomplete: batches or chunks failed (a re-run
    * retries them); stopped: interrupted, out of credits, over --max-cost… (`stop` says which; a
-   * re-run resumes); dry-run: nothing was sent.
+   * re-run resumes); held: the version is finished but `--switch-if` did not hold (`switchIf` says
+   * why; `datasets --switch` switches it by hand); dry-run: nothing was sent.
    */
-  readonly status: 'done' | 'incomplete' | 'stopped' | 'dry-run';
+  readonly status: 'done' | 'incomplete' | 'stopped' | 'held' | 'dry-run';
+  /** `--switch-if`: the new version's evaluation against the current one, and the verdict. */
+  readonly switchIf?: {
+    readonly rule: string;
+    readonly holds: boolean;
+    readonly reason: string;
+    /** The metric's value for the current version and for the new one. */
+    readonly current: number;
+    readonly candidate: number;
+    /** The evaluation's HTML report. */
+    readonly report: string;
+  };
   /** Why a stopped run stopped: its exit code and message. */
   readonly stop?: { readonly exitCode: number; readonly message: string };
   readonly model: string;
@@ -138,6 +150,7 @@ export function summarize(
     changes?: DocumentChanges;
     stop?: RunSummary['stop'];
     remaining?: WorkToSend;
+    switchIf?: RunSummary['switchIf'];
     /** Audio corpora: the speech-to-text model (and a dry run's estimate). */
     transcription?: { model: string; estimate?: TranscriptionEstimate };
   },
@@ -169,6 +182,7 @@ export function summarize(
     ...(outcome.version ? { version: outcome.version } : {}),
     ...(outcome.changes ? { changes: outcome.changes } : {}),
     ...(outcome.remaining ? { remaining: outcome.remaining } : {}),
+    ...(outcome.switchIf ? { switchIf: outcome.switchIf } : {}),
     failures: outcome.failures,
     requests: stats.requests,
     retries: stats.retries,

@@ -231,6 +231,14 @@ export interface FinalizeVersionInput {
     contract: ManifestContract;
   }) => Promise<Manifest>;
   readonly chunks: ManifestDataset['chunks'];
+  /**
+   * Asked, once the version is finished and verified and before the switch, whether to switch to it
+   * (`run --switch-if`: its retrieval against the current version's); only when there is a current one.
+   */
+  readonly gate?: (
+    version: string,
+    current: string,
+  ) => Promise<{ readonly holds: boolean; readonly reason: string }>;
 }
 
 export interface FinalizedVersion {
@@ -242,6 +250,8 @@ export interface FinalizedVersion {
   readonly counts?: ManifestCounts;
   readonly changes?: DocumentChanges;
   readonly pruned: readonly string[];
+  /** Finished, but not switched: the gate's reason (`run --switch-if`). */
+  readonly held?: string;
 }
 
 /**
@@ -299,6 +309,20 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
   // The same check `embedpipe verify` makes, on what is now on disk (the row keys already read).
   const verified = await verifyVersion({ dir: writer.dir, scans, rows });
   if (verified.violations.length > 0) throw new DatasetContractError(writer.dir, verified.violations);
+  const verdict = current && input.gate ? await input.gate(input.version, current.name) : undefined;
+  if (verdict && !verdict.holds) {
+    logger.warn({ version: input.version, current: current?.name }, `not switched: ${verdict.reason}`);
+    return {
+      switched: false,
+      files,
+      rows: rows.rows,
+      counts: manifest.counts,
+      ...(changes ? { changes } : {}),
+      pruned: [],
+      held: verdict.reason,
+    };
+  }
+  if (verdict) logger.info({ version: input.version }, verdict.reason);
   await input.dataset.switchTo(input.version);
   const pruned = await input.dataset.prune(input.keepVersions);
   logger.info(

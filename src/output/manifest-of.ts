@@ -84,3 +84,16 @@ export async function manifestOf(
     files: done.files,
   };
 }
+
+/**
+ * The vector length, from one place: the committed records, else this run's answers, else the
+ * version this one replaces (same model); 0 when nothing says.
+ */
+export function datasetDims(
+  committed: number | undefined,
+  answered: number | undefined,
+  current: { readonly manifest: { readonly model: string; readonly dims?: number } } | undefined,
+  model: string,
+): number {
+  return committed || answered || (current?.manifest.model === model ? current.manifest.dims : 0) || 0;
+}

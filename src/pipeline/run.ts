@@ -17,6 +17,7 @@ import { CostBudget } from '../embedding/cost-budget.js';
 import { BatchFailedError } from '../embedding/gateway-embedder.js';
 import { ReusingEmbedder } from '../embedding/reuse.js';
 import { DatasetContractError, EmbedpipeError, OutputLockedError, RunStoppedError } from '../errors.js';
+import { type SwitchGate, switchGate } from '../eval/switch-gate.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
@@ -24,10 +25,11 @@ import { type RunSummary, summarize } from '../observability/summary.js';
 import { failuresOfBatch } from '../output/batch-record.js';
 import { ExpectedRows } from '../output/contract.js';
 import { DurableCommit } from '../output/durable-commit.js';
-import { type FinalizedVersion, finalizeVersion, linkedFrom } from '../output/finalize.js';
+import { type FinalizedVersion, finalizeVersion } from '../output/finalize.js';
 import { FreeSpaceGuard } from '../output/free-space.js';
 import { REJECTS_FILE, sideFile } from '../output/index.js';
-import { manifestOf, versionCounts } from '../output/manifest-of.js';
+import { datasetDims, manifestOf, versionCounts } from '../output/manifest-of.js';
+import { restoreReplans } from '../output/replans.js';
 import type { SpillLog } from '../output/spill.js';
 import { replaySpill } from '../output/spill-replay.js';
 import { VectorIndex } from '../output/vector-index.js';
@@ -111,14 +113,7 @@ async function openStages(
 ): Promise<RunStages> {
   const { session, sizing, dir, settings } = run;
   const { client, logger, stats } = deps;
-  // Re-plans recorded by this version's earlier attempts (same plan, same batch ids). A batch in a
-  // file carried over from the current version was planned by another run: its re-plans say
-  // nothing of this plan's batches (restored, they made every chunk of the document stale).
-  const carried = await linkedFrom(dir, session.current);
-  for (const [batchId, record] of session.committed) {
-    if (carried.has(session.fileOf.get(batchId) ?? '')) continue;
-    for (const documentId of record?.replanned ?? []) sizing.restoreOwner(documentId, batchId);
-  }
+  await restoreReplans(dir, session, sizing);
   // What a killed run paid for and spilled is committed first; this run spills as it goes.
   const spill = await replaySpill(session, sizing, logger);
   const space = new FreeSpaceGuard(dir, deps.minFreeBytes ?? DEFAULTS.commit.minFreeBytes);
@@ -151,7 +146,6 @@ async function openStages(
   const rejects = sideFile(dir, REJECTS_FILE);
   const failedBatches = new Map<Batch, BatchFailedError>();
   const expected = new ExpectedRows();
-  const index = () => built;
   return {
     run,
     deps,
@@ -166,7 +160,7 @@ async function openStages(
     audio,
     versions,
     failedBatches,
-    index,
+    index: () => built,
   };
 }
 
@@ -242,15 +236,8 @@ async function embedInto(stages: RunStages): Promise<RunSummary> {
   const { calibrationCost, stopped } = await embedBatches(stages);
   await stages.rejects.close();
   await stages.audio?.close();
-  // The vector length, from one place: the committed records, else this run's answers, else the
-  // version this one replaces (same model); 0 when nothing says.
-  const current = session.current;
   const rows = stats.ledger.dataset().rows;
-  const dims =
-    stats.ledger.dataset().dims ||
-    run.embedder.dims ||
-    (current?.manifest.model === plan.model.id ? current.manifest.dims : 0) ||
-    0;
+  const dims = datasetDims(stats.ledger.dataset().dims, run.embedder.dims, session.current, plan.model.id);
   const pricePerToken = plan.model.pricing?.promptPerToken;
   const outcome: Outcome = {
     cost: stats.cost,
@@ -306,16 +293,22 @@ async function finishRun(
     throw new RunStoppedError(error, summarize('stopped', settings, stats, { ...outcome, stop }));
   };
   // A corpus with no document (emptied, or every row rejected) never replaces the dataset.
+  const gate = settings.switchIf
+    ? switchGate(settings.switchIf, { dir: settings.outDir, client: deps.client, budget: stages.budget })
+    : undefined;
   const finalized: FinalizedVersion =
     stats.documents === 0
       ? { switched: false, files: [], rows: 0, pruned: [] }
-      : await finalizeRunVersion(stages, failures, counts, dims, calibrationCost).catch(refused);
+      : await finalizeRunVersion(stages, failures, counts, dims, calibrationCost, gate).catch(refused);
   // Chunks in _failures.jsonl make the run incomplete (exit 5) even with every batch committed: a
   // re-run sends them again (failed batches whole, chunk failures as repair batches).
   if (failures.length > 0)
     logger.warn({ failures: failures.length }, 'chunks failed (_failures.jsonl); re-run to retry them');
   const current = session.current;
-  return summarize(finalized.switched && failures.length === 0 ? 'done' : 'incomplete', settings, stats, {
+  const complete = finalized.switched && failures.length === 0;
+  const status = finalized.held ? 'held' : complete ? 'done' : 'incomplete';
+  return summarize(status, settings, stats, {
+    ...(gate?.verdict ? { switchIf: gate.verdict } : {}),
     ...outcome,
     files: [...finalized.files],
     rows: finalized.switched ? finalized.rows : tally.rows,
@@ -339,6 +332,7 @@ async function finalizeRunVersion(
   counts: { documents: number; rejects: number; failures: number },
   dims: number,
   calibrationCost: CalibrationCost,
+  gate: SwitchGate | undefined,
 ): Promise<FinalizedVersion> {
   const { run, deps, audio, commit } = stages;
   const { settings, plan, session, sizing } = run;
@@ -363,6 +357,7 @@ async function finalizeRunVersion(
     // An audio file not transcribed (retries ran out) is a document missing like a batch.
     missingBatches: stages.failedBatches.size + (audio?.failures.length ?? 0),
     keepVersions: settings.keepVersions,
+    ...(gate ? { gate: gate.gate } : {}),
     logger,
     chunks: {
       sent: Math.max(0, stats.chunks - stats.chunksReused - stats.chunksDeduplicated),

@@ -29,10 +29,15 @@ const ENV = { baseUrl: 'http://127.0.0.1:4000/v1', redisUrl: 'redis://127.0.0.1:
 /** Options no resolver reads: the action passes them on as given (enqueue-action.ts, run-action.ts). */
 const READ_BY_ACTIONS = new Set<OptionName>(['json', 'highWater', 'redisWait']);
 
+/** Text options whose text has a grammar of its own. */
+const TEXT_SAMPLES: Partial<Record<string, string>> = { '--switch-if <rule>': 'ndcg@10 >= current - 0.01' };
+
 /** A valid value of the option that is not its default: as a flag, and as a job file holds it. */
 function sample(spec: OptionSpec): { flag: unknown; job: unknown } {
   const type = spec.type;
   const same = (value: unknown) => ({ flag: value, job: value });
+  const text = spec.flag === undefined ? undefined : TEXT_SAMPLES[spec.flag];
+  if (text !== undefined) return same(text);
   switch (type.kind) {
     case 'int':
       return same(spec.default === type.min * (spec.scale ?? 1) ? type.min + 1 : type.min);

@@ -27,6 +27,8 @@ describe('GET /embeddings/models', () => {
       'emu/embed-large',
       'emu/embed-nocontext',
       'emu/vision-embed',
+      'emu/bow-small',
+      'emu/bow-large',
     ]);
     expect(byId.get('emu/embed-small')).toMatchObject({
       context_length: 512,

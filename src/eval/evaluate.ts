@@ -1,0 +1,155 @@
+/**
+ * Retrieval quality of dataset versions, side by side: the same queries embedded by each version's
+ * model and searched exactly over its vectors; metrics with bootstrap intervals, each version
+ * against the first (paired), the overlap of their results, and the scores of relevant and other
+ * results (what a similarity threshold becomes under each model). Reproducible from the seed.
+ */
+import type { CostBudget } from '../embedding/cost-budget.js';
+import type { GatewayClient } from '../gateway/index.js';
+import { type RankLevel, rankTop, scoreAll } from './exact-search.js';
+import {
+  comparePaired,
+  type MetricTable,
+  meanOverlapAtK,
+  metricTable,
+  type QueryResult,
+  type ScoreDistribution,
+  type ScoredItem,
+  scoreDistribution,
+  seededRandom,
+  summarize,
+  type VersionMetrics,
+} from './metrics.js';
+import { drawKnownItems, type QuerySet, readQueryFile } from './queries.js';
+import { embedQueries } from './query-vectors.js';
+import type { ReportComparison } from './report-html.js';
+import { loadVersionVectors, versionsToEvaluate } from './version-vectors.js';
+
+export interface EvaluateOptions {
+  /** The dataset (a run's `--out`). */
+  readonly dir: string;
+  /** Versions to compare, the first the baseline; none: the current one and the newest other. */
+  readonly versions: readonly string[];
+  /** A queries file; without one, known-item queries are drawn from the baseline. */
+  readonly queriesFile?: string | undefined;
+  /** Known-item queries drawn (default 200). */
+  readonly sample?: number;
+  readonly seed?: number;
+  /** Results looked at per query (at least 10: the deepest metric cut-off). */
+  readonly k?: number;
+  readonly replicates?: number;
+  readonly client: GatewayClient;
+  readonly budget?: CostBudget | undefined;
+  readonly signal?: AbortSignal;
+}
+
+export interface EvaluatedVersion {
+  readonly name: string;
+  readonly model: string;
+  readonly dims: number;
+  readonly current: boolean;
+  /** Rows searched, and the bytes their float32 vectors take. */
+  readonly rows: number;
+  readonly vectorBytes: number;
+  readonly metrics: VersionMetrics;
+  readonly scores: ScoreDistribution;
+  /** What embedding the queries took under this model. */
+  readonly queries: { readonly requests: number; readonly costUsd: number; readonly cached: number };
+}
+
+export interface Evaluation {
+  readonly dataset: string;
+  readonly level: RankLevel;
+  readonly queries: number;
+  /** How the queries were made. */
+  readonly how: string;
+  readonly seed: number;
+  readonly k: number;
+  readonly replicates: number;
+  readonly versions: readonly EvaluatedVersion[];
+  /** Each version against the first: B − A with paired intervals, and overlap@k. */
+  readonly comparisons: readonly ReportComparison[];
+}
+
+export const DEFAULT_SAMPLE = 200;
+export const DEFAULT_SEED = 1;
+const DEPTH = 10;
+
+export async function evaluate(options: EvaluateOptions): Promise<Evaluation> {
+  const seed = options.seed ?? DEFAULT_SEED;
+  const k = Math.max(DEPTH, options.k ?? DEPTH);
+  const replicates = options.replicates ?? 1000;
+  const names = await versionsToEvaluate(options.dir, options.versions);
+  const tables: MetricTable[] = [];
+  const rankings: string[][][] = [];
+  const versions: EvaluatedVersion[] = [];
+  let querySet: QuerySet | undefined;
+  for (const name of names) {
+    // One version's vectors in memory at a time: only its rankings are kept.
+    const version = await loadVersionVectors(options.dir, name);
+    querySet ??= options.queriesFile
+      ? await readQueryFile(options.queriesFile)
+      : drawKnownItems(version, options.sample ?? DEFAULT_SAMPLE, sampler(seed), seed);
+    const { queries, level } = querySet;
+    const embedded = await embedQueries(
+      queries.map((q) => q.text),
+      {
+        client: options.client,
+        model: version.model,
+        dims: version.dims,
+        root: `${options.dir}.versions`,
+        ...(options.budget ? { budget: options.budget } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
+    );
+    const results: QueryResult[] = [];
+    const scored: ScoredItem[][] = [];
+    const ranked: string[][] = [];
+    queries.forEach((query, i) => {
+      const vector = embedded.matrix.subarray(i * version.dims, (i + 1) * version.dims);
+      const ranking = rankTop(version, scoreAll(version, vector), k, level);
+      ranked.push(ranking.keys);
+      results.push({ ranked: ranking.keys, relevant: query.relevant });
+      scored.push(
+        ranking.keys.map((key, r) => ({ score: ranking.scores[r]!, relevant: query.relevant.has(key) })),
+      );
+    });
+    const table = metricTable(results);
+    tables.push(table);
+    rankings.push(ranked);
+    versions.push({
+      name,
+      model: version.model,
+      dims: version.dims,
+      current: version.current,
+      rows: version.rows,
+      vectorBytes: version.vectorBytes,
+      metrics: summarize(table, { rng: seededRandom(seed), replicates }),
+      scores: scoreDistribution(scored, { range: [-1, 1] }),
+      queries: { requests: embedded.requests, costUsd: embedded.costUsd, cached: embedded.cached },
+    });
+  }
+  const comparisons: ReportComparison[] = versions.slice(1).map((version, i) => ({
+    base: versions[0]!.name,
+    candidate: version.name,
+    differences: comparePaired(tables[0]!, tables[i + 1]!, { rng: seededRandom(seed), replicates }),
+    overlap: meanOverlapAtK(rankings[0]!, rankings[i + 1]!, k),
+  }));
+  return {
+    dataset: options.dir,
+    level: querySet!.level,
+    queries: querySet!.queries.length,
+    how: querySet!.how,
+    seed,
+    k,
+    replicates,
+    versions,
+    comparisons,
+  };
+}
+
+/** Uniform [0, 1) from the seed, for drawing queries (the bootstrap draws its own). */
+function sampler(seed: number): () => number {
+  const rng = seededRandom(`queries:${seed}`);
+  return () => rng.nextInt(2 ** 30) / 2 ** 30;
+}
