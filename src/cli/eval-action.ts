@@ -4,6 +4,7 @@ import { CostBudget } from '../embedding/cost-budget.js';
 import { type Evaluation, evaluate } from '../eval/evaluate.js';
 import { METRICS } from '../eval/metrics.js';
 import { writeEvaluationReport } from '../eval/report.js';
+import { parseVariants } from '../eval/variants.js';
 import { printJson, printTable } from './format.js';
 import { openQueryGateway } from './query-gateway.js';
 
@@ -14,6 +15,7 @@ export interface EvalFlags {
   seed?: number;
   k?: number;
   report?: string;
+  variants?: string;
   maxCost?: number;
   baseUrl?: string;
   allowInsecureHttp?: boolean;
@@ -33,6 +35,7 @@ export async function evalAction(dir: string, flags: EvalFlags): Promise<void> {
       ...(flags.sample !== undefined ? { sample: flags.sample } : {}),
       ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
       ...(flags.k !== undefined ? { k: flags.k } : {}),
+      ...(flags.variants !== undefined ? { variants: parseVariants(flags.variants) } : {}),
       client: gateway.client,
       budget: flags.maxCost !== undefined ? new CostBudget(flags.maxCost) : undefined,
     });
@@ -50,11 +53,12 @@ const interval = (i: { mean: number; low: number; high: number }, sign = false) 
 function printSummary(evaluation: Evaluation, report: string): void {
   process.stdout.write(`${evaluation.how}\n\n`);
   printTable(
-    ['VERSION', 'MODEL', 'DIMS', ...METRICS.map((m) => m.toUpperCase()), 'THRESHOLD'],
+    ['VERSION', 'MODEL', 'DIMS', 'BYTES', ...METRICS.map((m) => m.toUpperCase()), 'THRESHOLD'],
     evaluation.versions.map((v) => [
-      `${v.name}${v.current ? '*' : ''}`,
+      `${v.name}${v.current && !v.variant ? '*' : ''}`,
       v.model,
       String(v.dims),
+      String(v.bytesPerVector),
       ...METRICS.map((m) => interval(v.metrics.metrics[m])),
       v.scores.threshold ? v.scores.threshold.threshold.toFixed(3) : '-',
     ]),

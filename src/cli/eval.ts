@@ -26,6 +26,10 @@ export function registerEval(program: Command): void {
     .option('--sample <n>', 'known-item queries to draw (default: 200)', integerOption(1, 1_000_000))
     .option('--seed <n>', 'seed of the drawn queries and of the bootstrap (default: 1)', integerOption(0))
     .option('-k, --k <n>', 'results looked at per query (default and minimum: 10)', integerOption(10, 10_000))
+    .option(
+      '--variants <list>',
+      'also measure smaller forms of each version: dims:N (a prefix, re-normalised), float16, int8, binary; e.g. dims:256,int8,binary',
+    )
     .option('--report <file>', 'where the HTML report goes (default: <dir>.versions/_eval/<versions>.html)')
     .option(
       '--max-cost <usd>',

@@ -23,7 +23,8 @@ import {
 import { drawKnownItems, type QuerySet, readQueryFile } from './queries.js';
 import { embedQueries } from './query-vectors.js';
 import type { ReportComparison } from './report-html.js';
-import { loadVersionVectors, versionsToEvaluate } from './version-vectors.js';
+import { applyVariant, applyVariantToQueries, bytesPerVector, type Variant } from './variants.js';
+import { loadVersionVectors, type VersionVectors, versionsToEvaluate } from './version-vectors.js';
 
 export interface EvaluateOptions {
   /** The dataset (a run's `--out`). */
@@ -38,6 +39,8 @@ export interface EvaluateOptions {
   /** Results looked at per query (at least 10: the deepest metric cut-off). */
   readonly k?: number;
   readonly replicates?: number;
+  /** Smaller vectors of each version, measured beside it (`dims:N`, float16, int8, binary). */
+  readonly variants?: readonly Variant[];
   readonly client: GatewayClient;
   readonly budget?: CostBudget | undefined;
   readonly signal?: AbortSignal;
@@ -51,6 +54,9 @@ export interface EvaluatedVersion {
   /** Rows searched, and the bytes their float32 vectors take. */
   readonly rows: number;
   readonly vectorBytes: number;
+  /** A smaller form of the version's vectors (see variants.ts), and the bytes one vector takes. */
+  readonly variant?: string;
+  readonly bytesPerVector: number;
   readonly metrics: VersionMetrics;
   readonly scores: ScoreDistribution;
   /** What embedding the queries took under this model. */
@@ -102,32 +108,34 @@ export async function evaluate(options: EvaluateOptions): Promise<Evaluation> {
         ...(options.signal ? { signal: options.signal } : {}),
       },
     );
-    const results: QueryResult[] = [];
-    const scored: ScoredItem[][] = [];
-    const ranked: string[][] = [];
-    queries.forEach((query, i) => {
-      const vector = embedded.matrix.subarray(i * version.dims, (i + 1) * version.dims);
-      const ranking = rankTop(version, scoreAll(version, vector), k, level);
-      ranked.push(ranking.keys);
-      results.push({ ranked: ranking.keys, relevant: query.relevant });
-      scored.push(
-        ranking.keys.map((key, r) => ({ score: ranking.scores[r]!, relevant: query.relevant.has(key) })),
-      );
-    });
-    const table = metricTable(results);
-    tables.push(table);
-    rankings.push(ranked);
-    versions.push({
-      name,
-      model: version.model,
-      dims: version.dims,
-      current: version.current,
-      rows: version.rows,
-      vectorBytes: version.vectorBytes,
-      metrics: summarize(table, { rng: seededRandom(seed), replicates }),
-      scores: scoreDistribution(scored, { range: [-1, 1] }),
-      queries: { requests: embedded.requests, costUsd: embedded.costUsd, cached: embedded.cached },
-    });
+    const queryCost = { requests: embedded.requests, costUsd: embedded.costUsd, cached: embedded.cached };
+    const forms: [VersionVectors, Float32Array, Variant | undefined][] = [
+      [version, embedded.matrix, undefined],
+    ];
+    for (const variant of options.variants ?? [])
+      forms.push([
+        applyVariant(version, variant),
+        applyVariantToQueries(embedded.matrix, version.dims, variant),
+        variant,
+      ]);
+    for (const [form, queryMatrix, variant] of forms) {
+      const measured = measure(form, queryMatrix, querySet, k);
+      tables.push(measured.table);
+      rankings.push(measured.rankings);
+      versions.push({
+        name: form.name,
+        model: version.model,
+        dims: form.dims,
+        current: version.current,
+        rows: form.rows,
+        vectorBytes: form.vectorBytes,
+        ...(variant ? { variant: variant.label } : {}),
+        bytesPerVector: bytesPerVector(variant, version.dims),
+        metrics: summarize(measured.table, { rng: seededRandom(seed), replicates }),
+        scores: scoreDistribution(measured.scored, { range: [-1, 1] }),
+        queries: queryCost,
+      });
+    }
   }
   const comparisons: ReportComparison[] = versions.slice(1).map((version, i) => ({
     base: versions[0]!.name,
@@ -146,6 +154,28 @@ export async function evaluate(options: EvaluateOptions): Promise<Evaluation> {
     versions,
     comparisons,
   };
+}
+
+/** The queries searched over one form of a version: per-query metrics, rankings, scored results. */
+function measure(
+  version: VersionVectors,
+  queryMatrix: Float32Array,
+  querySet: QuerySet,
+  k: number,
+): { table: MetricTable; rankings: string[][]; scored: ScoredItem[][] } {
+  const results: QueryResult[] = [];
+  const scored: ScoredItem[][] = [];
+  const rankings: string[][] = [];
+  querySet.queries.forEach((query, i) => {
+    const vector = queryMatrix.subarray(i * version.dims, (i + 1) * version.dims);
+    const ranking = rankTop(version, scoreAll(version, vector), k, querySet.level);
+    rankings.push(ranking.keys);
+    results.push({ ranked: ranking.keys, relevant: query.relevant });
+    scored.push(
+      ranking.keys.map((key, r) => ({ score: ranking.scores[r]!, relevant: query.relevant.has(key) })),
+    );
+  });
+  return { table: metricTable(results), rankings, scored };
 }
 
 /** Uniform [0, 1) from the seed, for drawing queries (the bootstrap draws its own). */

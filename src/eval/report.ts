@@ -23,7 +23,7 @@ export function renderEvaluation(evaluation: Evaluation): string {
     dataset: evaluation.dataset,
     versions: evaluation.versions.map((v) => ({
       name: v.name,
-      model: v.model,
+      model: v.variant ? `${v.model} (${v.variant}: ${v.bytesPerVector} bytes per vector)` : v.model,
       current: v.current,
       metrics: v.metrics,
       scores: v.scores,

@@ -110,6 +110,23 @@ describe('a migration measured before the switch', () => {
     expect(result.versions[0].metrics.metrics['recall@1'].mean).toBe(1);
   });
 
+  it('measures smaller vectors beside each version: quality and bytes per vector', async () => {
+    const result = await evalJson('--versions', 'v000002', '--variants', 'dims:128,int8,binary');
+    const byName = Object.fromEntries(result.versions.map((v: { name: string }) => [v.name, v])) as Record<
+      string,
+      { bytesPerVector: number; dims: number; metrics: { metrics: Record<string, { mean: number }> } }
+    >;
+    expect(Object.keys(byName)).toEqual(['v000002', 'v000002 dims:128', 'v000002 int8', 'v000002 binary']);
+    expect(byName['v000002']!.bytesPerVector).toBe(384 * 4);
+    expect(byName['v000002 dims:128']!.dims).toBe(128);
+    expect(byName['v000002 int8']!.bytesPerVector).toBe(388);
+    expect(byName['v000002 binary']!.bytesPerVector).toBe(48);
+    const ndcg = (name: string) => byName[name]!.metrics.metrics['ndcg@10']!.mean;
+    expect(ndcg('v000002 int8')).toBeCloseTo(ndcg('v000002'), 2);
+    expect(ndcg('v000002 binary')).toBeLessThan(ndcg('v000002'));
+    expect(result.comparisons).toHaveLength(3);
+  });
+
   it('refuses a bad rule, a bad queries line, an unknown version, each naming it', async () => {
     const rule = await run(STRONG, '--switch-if', 'precision@3 >= current');
     expect(rule.code).toBe(ExitCode.usage);
