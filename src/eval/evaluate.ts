@@ -6,7 +6,7 @@
  */
 import type { CostBudget } from '../embedding/cost-budget.js';
 import type { GatewayClient } from '../gateway/index.js';
-import { type RankLevel, rankTop, scoreAll } from './exact-search.js';
+import { documentIndex, type RankLevel, rankTop, scoreAll } from './exact-search.js';
 import {
   comparePaired,
   type MetricTable,
@@ -166,9 +166,10 @@ function measure(
   const results: QueryResult[] = [];
   const scored: ScoredItem[][] = [];
   const rankings: string[][] = [];
+  const documents = querySet.level === 'document' ? documentIndex(version) : undefined;
   querySet.queries.forEach((query, i) => {
     const vector = queryMatrix.subarray(i * version.dims, (i + 1) * version.dims);
-    const ranking = rankTop(version, scoreAll(version, vector), k, querySet.level);
+    const ranking = rankTop(version, scoreAll(version, vector), k, querySet.level, documents);
     rankings.push(ranking.keys);
     results.push({ ranked: ranking.keys, relevant: query.relevant });
     scored.push(

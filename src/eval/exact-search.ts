@@ -20,16 +20,54 @@ export const chunkKey = (id: string, chunkIndex: number): string => `${id}#${chu
 export function scoreAll(version: VersionVectors, query: Float32Array): Float32Array {
   const { matrix, dims, rows } = version;
   const scores = new Float32Array(rows);
+  // Four running sums: independent additions the CPU overlaps (one sum is a chain of dependent adds).
+  const tail = dims - (dims % 4);
   for (let row = 0, start = 0; row < rows; row++, start += dims) {
-    let dot = 0;
-    for (let j = 0; j < dims; j++) dot += matrix[start + j]! * query[j]!;
-    scores[row] = dot;
+    let a = 0;
+    let b = 0;
+    let c = 0;
+    let d = 0;
+    for (let j = 0; j < tail; j += 4) {
+      a += matrix[start + j]! * query[j]!;
+      b += matrix[start + j + 1]! * query[j + 1]!;
+      c += matrix[start + j + 2]! * query[j + 2]!;
+      d += matrix[start + j + 3]! * query[j + 3]!;
+    }
+    for (let j = tail; j < dims; j++) a += matrix[start + j]! * query[j]!;
+    scores[row] = a + b + c + d;
   }
   return scores;
 }
 
+/** Each row's document as a number, and the documents' ids: built once per version. */
+export interface DocumentIndex {
+  readonly ofRow: Int32Array;
+  readonly ids: readonly string[];
+}
+
+export function documentIndex(version: VersionVectors): DocumentIndex {
+  const numbers = new Map<string, number>();
+  const ofRow = new Int32Array(version.rows);
+  for (let row = 0; row < version.rows; row++) {
+    const id = version.ids[row]!;
+    let n = numbers.get(id);
+    if (n === undefined) {
+      n = numbers.size;
+      numbers.set(id, n);
+    }
+    ofRow[row] = n;
+  }
+  return { ofRow, ids: [...numbers.keys()] };
+}
+
 /** The `k` best items by score; ties go to the smaller key, so a ranking is reproducible. */
-export function rankTop(version: VersionVectors, scores: Float32Array, k: number, level: RankLevel): Ranking {
+export function rankTop(
+  version: VersionVectors,
+  scores: Float32Array,
+  k: number,
+  level: RankLevel,
+  documents?: DocumentIndex,
+): Ranking {
   const best = new TopK(k);
   if (level === 'chunk') {
     for (let row = 0; row < version.rows; row++)
@@ -37,14 +75,15 @@ export function rankTop(version: VersionVectors, scores: Float32Array, k: number
         best.offer(chunkKey(version.ids[row]!, version.chunkIndexes[row]!), scores[row]!);
     return best.ranking();
   }
-  const byDocument = new Map<string, number>();
+  // A document scores as its best chunk.
+  const index = documents ?? documentIndex(version);
+  const byDocument = new Float32Array(index.ids.length).fill(Number.NEGATIVE_INFINITY);
   for (let row = 0; row < version.rows; row++) {
-    const id = version.ids[row]!;
-    const score = scores[row]!;
-    const seen = byDocument.get(id);
-    if (seen === undefined || score > seen) byDocument.set(id, score);
+    const doc = index.ofRow[row]!;
+    if (scores[row]! > byDocument[doc]!) byDocument[doc] = scores[row]!;
   }
-  for (const [id, score] of byDocument) if (best.admits(score)) best.offer(id, score);
+  for (let doc = 0; doc < byDocument.length; doc++)
+    if (best.admits(byDocument[doc]!)) best.offer(index.ids[doc]!, byDocument[doc]!);
   return best.ranking();
 }
 

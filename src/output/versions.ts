@@ -191,7 +191,12 @@ export class VersionedDataset {
     const dir = join(this.root, name);
     // The current version; when the link is gone (deleted by hand, or a crash before the first
     // switch), the newest complete version, so its texts are still reused rather than paid again.
-    const base = versions.find((v) => v.current) ?? versions.filter((v) => v.manifest).at(-1);
+    // When the current version is of another model, the newest complete one of this model: a
+    // migration held back by --switch-if and run again reuses what it paid for.
+    const sameModel = (v: DatasetVersion) =>
+      v.manifest?.model === opts.model && v.manifest.format === opts.format;
+    const current = versions.find((v) => v.current) ?? versions.filter((v) => v.manifest).at(-1);
+    const base = current && !sameModel(current) ? (versions.filter(sameModel).at(-1) ?? current) : current;
     const temp = join(this.root, `.${name}.tmp-${process.pid}`);
     await rm(temp, { recursive: true, force: true });
     await mkdir(temp, { recursive: true });

@@ -70,6 +70,13 @@ describe('a migration measured before the switch', () => {
     const listed = await runCli(['datasets', out, '--json']);
     const current = JSON.parse(listed.stdout).find((v: { state: string }) => v.state === 'current');
     expect(current.version).toBe('v000002');
+    // Run again (a nightly job): the held version's vectors are reused, nothing is embedded again.
+    const rerun = await run(WEAK, '--switch-if', 'ndcg@10 >= current');
+    expect(rerun.code, rerun.stderr).toBe(ExitCode.switchHeld);
+    const resummary = JSON.parse(rerun.stdout);
+    expect(resummary.version.name).toBe('v000004');
+    expect(resummary.batches).toMatchObject({ embedded: 0, resumed: resummary.batches.planned });
+    expect(resummary.requests).toBe(0);
     const switched = await runCli(['datasets', out, '--switch', 'v000003']);
     expect(switched.code, switched.stderr).toBe(0);
     const back = await runCli(['datasets', out, '--switch', 'v000002']);

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { documentIndex, rankTop, scoreAll } from '../../src/eval/exact-search.js';
+import { normalizeRows, type VersionVectors } from '../../src/eval/version-vectors.js';
+
+function version(rows: { id: string; index: number; v: number[] }[]): VersionVectors {
+  const dims = rows[0]!.v.length;
+  const matrix = Float32Array.from(rows.flatMap((r) => r.v));
+  normalizeRows(matrix, dims);
+  return {
+    name: 'v000001',
+    current: true,
+    model: 'm',
+    dims,
+    rows: rows.length,
+    ids: rows.map((r) => r.id),
+    chunkIndexes: Int32Array.from(rows.map((r) => r.index)),
+    texts: rows.map(() => ''),
+    matrix,
+    vectorBytes: matrix.byteLength,
+  };
+}
+
+describe('exact search', () => {
+  const v = version([
+    { id: 'a', index: 0, v: [1, 0, 0, 0, 0] },
+    { id: 'a', index: 1, v: [0.9, 0.1, 0, 0, 0] },
+    { id: 'b', index: 0, v: [0, 1, 0, 0, 0] },
+    { id: 'c', index: 0, v: [0.7, 0.7, 0, 0, 0] },
+    { id: 'd', index: 0, v: [0.7, 0.7, 0, 0, 0] },
+  ]);
+  const query = Float32Array.from([1, 0, 0, 0, 0]);
+
+  it('scores every row by cosine (odd dims too)', () => {
+    const scores = scoreAll(v, query);
+    expect(scores[0]).toBeCloseTo(1, 6);
+    expect(scores[2]).toBeCloseTo(0, 6);
+    expect(scores[3]).toBeCloseTo(Math.SQRT1_2, 5);
+  });
+
+  it('ranks chunks, ties to the smaller key', () => {
+    expect(rankTop(v, scoreAll(v, query), 4, 'chunk').keys).toEqual(['a#0', 'a#1', 'c#0', 'd#0']);
+  });
+
+  it('ranks documents by their best chunk', () => {
+    const ranking = rankTop(v, scoreAll(v, query), 3, 'document', documentIndex(v));
+    expect(ranking.keys).toEqual(['a', 'c', 'd']);
+    expect(ranking.scores[0]).toBeCloseTo(1, 6);
+    expect(documentIndex(v)).toMatchObject({ ids: ['a', 'b', 'c', 'd'] });
+  });
+});
