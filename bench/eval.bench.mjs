@@ -21,7 +21,8 @@ function cli(args) {
     maxBuffer: 1 << 28,
   });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  if (run.status !== 0) throw new Error(`embedpipe ${args.join(' ')}: exit ${run.status}\n${run.stderr.slice(-2000)}`);
+  if (run.status !== 0)
+    throw new Error(`embedpipe ${args.join(' ')}: exit ${run.status}\n${run.stderr.slice(-2000)}`);
   const [user, system] = run.stderr.trim().split('\n').at(-1).split(' ').map(Number);
   return { seconds, cpu: user + system, stdout: run.stdout };
 }
@@ -35,7 +36,17 @@ try {
     lines.push(JSON.stringify({ id: `d${i}`, text }));
   }
   await writeFile(corpus, `${lines.join('\n')}\n`);
-  const run = cli(['run', '--emulator', '--input', corpus, '--model', 'emu/bow-large', '--out', out, '--json']);
+  const run = cli([
+    'run',
+    '--emulator',
+    '--input',
+    corpus,
+    '--model',
+    'emu/bow-large',
+    '--out',
+    out,
+    '--json',
+  ]);
   console.log(`embedded ${ROWS} chunks in ${run.seconds.toFixed(1)} s`);
   const first = cli(['eval', out, '--emulator', '--sample', String(QUERIES), '--json']);
   const evaluation = JSON.parse(first.stdout);
