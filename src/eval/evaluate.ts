@@ -96,7 +96,7 @@ export async function evaluate(options: EvaluateOptions): Promise<Evaluation> {
     querySet ??= options.queriesFile
       ? await readQueryFile(options.queriesFile)
       : drawKnownItems(version, options.sample ?? DEFAULT_SAMPLE, sampler(seed), seed);
-    const { queries, level } = querySet;
+    const { queries } = querySet;
     const embedded = await embedQueries(
       queries.map((q) => q.text),
       {
