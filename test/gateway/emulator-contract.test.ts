@@ -249,12 +249,13 @@ describe('models, transcription and members against the emulator', () => {
     const managementOnly = new GatewayClient({ baseUrl: emulator.baseUrl, apiKey: EMULATOR_MANAGEMENT_KEY });
     const apiOnly = new GatewayClient({ baseUrl: emulator.baseUrl, managementKey: EMULATOR_API_KEY });
     const wrongKey = new GatewayClient({ baseUrl: emulator.baseUrl, apiKey: 'emu-wrong-key' });
+    // One at a time: a call made before the previous one is awaited may fail unheard.
     for (const call of [
-      managementOnly.embeddings({ model: 'emu/embed-small', input: 'x' }),
-      apiOnly.listMembers(),
-      wrongKey.listEmbeddingModels(),
+      () => managementOnly.embeddings({ model: 'emu/embed-small', input: 'x' }),
+      () => apiOnly.listMembers(),
+      () => wrongKey.listEmbeddingModels(),
     ]) {
-      const error = await failure(call);
+      const error = await failure(call());
       expect(error).toBeInstanceOf(AuthenticationError);
       expect(error.exitCode).toBe(ExitCode.authentication);
       expect(error.message).not.toContain('emu-');
