@@ -1,24 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { documentIndex, rankTop, scoreAll } from '../../src/eval/exact-search.js';
-import { normalizeRows, type VersionVectors } from '../../src/eval/version-vectors.js';
-
-function version(rows: { id: string; index: number; v: number[] }[]): VersionVectors {
-  const dims = rows[0]!.v.length;
-  const matrix = Float32Array.from(rows.flatMap((r) => r.v));
-  normalizeRows(matrix, dims);
-  return {
-    name: 'v000001',
-    current: true,
-    model: 'm',
-    dims,
-    rows: rows.length,
-    ids: rows.map((r) => r.id),
-    chunkIndexes: Int32Array.from(rows.map((r) => r.index)),
-    texts: rows.map(() => ''),
-    matrix,
-    vectorBytes: matrix.byteLength,
-  };
-}
+import { versionOf as version } from './versions.js';
 
 describe('exact search', () => {
   const v = version([

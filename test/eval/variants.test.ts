@@ -1,25 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { applyVariant, bytesPerVector, parseVariants, roundToFloat16 } from '../../src/eval/variants.js';
-import type { VersionVectors } from '../../src/eval/version-vectors.js';
-import { normalizeRows } from '../../src/eval/version-vectors.js';
+import { versionOf } from './versions.js';
 
-function version(rows: number[][]): VersionVectors {
-  const dims = rows[0]!.length;
-  const matrix = Float32Array.from(rows.flat());
-  normalizeRows(matrix, dims);
-  return {
-    name: 'v000001',
-    current: true,
-    model: 'm',
-    dims,
-    rows: rows.length,
-    ids: rows.map((_, i) => `d${i}`),
-    chunkIndexes: new Int32Array(rows.length),
-    texts: rows.map(() => ''),
-    matrix,
-    vectorBytes: matrix.byteLength,
-  };
-}
+const version = (rows: number[][]) => versionOf(rows.map((v, i) => ({ id: `d${i}`, v })));
 
 describe('smaller vectors', () => {
   it('parses variants and refuses others by name', () => {
