@@ -4,13 +4,11 @@
 // while the chunks flow, and the producer's enqueue rate (alone, with no backpressure).
 // `npm run build && node bench/distributed.bench.mjs [chunks] [workerCounts]`
 //   e.g. node bench/distributed.bench.mjs 1000000 4   (one million chunks through 4 workers)
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { API_KEY, CLI, cliRun, freePort, startGateway, writeJsonlCorpus } from './lib.mjs';
+import { API_KEY, cliRun, startGateway, startRedis, startWorkers, writeJsonlCorpus } from './lib.mjs';
 
 const chunks = Number(process.argv[2] ?? 100_000);
 const workerCounts = (process.argv[3] ?? '1,2,4').split(',').map(Number);
@@ -20,23 +18,8 @@ const inputsPerRequest = 128;
 const ceiling = (cap * inputsPerRequest) / (latencyMs / 1000);
 
 const dir = await mkdtemp(join(tmpdir(), 'embedpipe-dist-bench-'));
-const port = await freePort();
-const redisServer = spawn(
-  'redis-server',
-  ['--port', String(port), '--save', '', '--appendonly', 'no', '--dir', dir],
-  {
-    stdio: 'ignore',
-  },
-);
-// Connects once redis-server listens (a connect() called again while ioredis retries is refused).
-const redis = new Redis({ port, maxRetriesPerRequest: null, retryStrategy: () => 100 });
-await new Promise((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error('redis-server did not start')), 10_000);
-  redis.once('ready', () => {
-    clearTimeout(timer);
-    resolve();
-  });
-});
+const redisServer = await startRedis(dir);
+const redis = new Redis({ port: redisServer.port, maxRetriesPerRequest: null });
 const config = join(dir, 'gateway.json');
 await writeFile(
   config,
@@ -44,7 +27,7 @@ await writeFile(
 );
 const gateway = await startGateway(['--latency', String(latencyMs), '--config', config]);
 const env = { PATH: process.env.PATH, EMBEDPIPE_API_KEY: API_KEY, EMBEDPIPE_BASE_URL: gateway.baseUrl };
-const redisUrl = `redis://127.0.0.1:${port}`;
+const redisUrl = redisServer.url;
 try {
   const input = join(dir, 'corpus.jsonl');
   await writeJsonlCorpus(input, Infinity, 60, { maxDocuments: chunks });
@@ -87,16 +70,7 @@ try {
     const out = join(dir, `out-${workers}`);
     const queue = `w${workers}`;
     const perWorker = Math.max(1, Math.ceil(cap / workers));
-    const children = Array.from({ length: workers }, () =>
-      spawn(
-        process.execPath,
-        [CLI, 'worker', '--redis', redisUrl, '--queue', queue, '--concurrency', String(perWorker)],
-        {
-          env,
-          stdio: ['ignore', 'ignore', 'inherit'],
-        },
-      ),
-    );
+    const pool = startWorkers(workers, { redisUrl, queue, env, args: ['--concurrency', String(perWorker)] });
     let peak = 0;
     const sampler = setInterval(async () => {
       peak = Math.max(peak, await usedMemory());
@@ -121,14 +95,12 @@ try {
         `${embedding ? ((100 * chunks) / embedding / ceiling).toFixed(0) : '?'}%; ` +
         `finalize ${lastDoneAt ? ((switchedAt - Number(lastDoneAt)) / 1000).toFixed(2) : '?'} s; Redis peak ${(peak / 2 ** 20).toFixed(1)} MB`,
     );
-    for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((child) => once(child, 'exit')));
+    await pool.stop();
   }
 } finally {
   await gateway.stop();
   redis.disconnect();
-  redisServer.kill('SIGTERM');
-  await once(redisServer, 'exit');
+  await redisServer.stop();
   await rm(dir, { recursive: true, force: true });
 }
 

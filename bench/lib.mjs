@@ -140,6 +140,55 @@ export function freePort() {
   });
 }
 
+/**
+ * A private redis-server on a free port, its files in `dir`; resolves once it answers PING, with
+ * its port, URL and a stop function.
+ */
+export async function startRedis(dir) {
+  const port = await freePort();
+  const server = spawn(
+    'redis-server',
+    ['--port', String(port), '--save', '', '--appendonly', 'no', '--dir', dir],
+    {
+      stdio: 'ignore',
+    },
+  );
+  const { Redis } = await import('ioredis');
+  const probe = new Redis({ port, maxRetriesPerRequest: null, retryStrategy: () => 100 });
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('redis-server did not start')), 10_000);
+    probe.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  probe.disconnect();
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    async stop() {
+      server.kill('SIGTERM');
+      await once(server, 'exit');
+    },
+  };
+}
+
+/** `count` `embedpipe worker` processes on `queue`, stderr shown; `stop()` sends SIGTERM and waits. */
+export function startWorkers(count, { redisUrl, queue, env, args = [] }) {
+  const children = Array.from({ length: count }, () =>
+    spawn(process.execPath, [CLI, 'worker', '--redis', redisUrl, '--queue', queue, ...args], {
+      env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
+  );
+  return {
+    async stop() {
+      for (const child of children) child.kill('SIGTERM');
+      await Promise.all(children.map((child) => once(child, 'exit')));
+    },
+  };
+}
+
 /** Runs `embedpipe ARGS` to its end; throws with the tail of its log when it fails. */
 export async function cliRun(args, env) {
   const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });

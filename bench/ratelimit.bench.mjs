@@ -12,7 +12,7 @@ import { mkdtemp, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator } from '../dist/emulator/index.js';
-import { API_KEY, CLI, cliRun, freePort, random, sentence } from './lib.mjs';
+import { API_KEY, CLI, cliRun, random, sentence, startRedis } from './lib.mjs';
 
 const minutes = Number(process.argv[2] ?? 3);
 const only = process.argv[3]?.split(',');
@@ -23,15 +23,8 @@ const LIMITS = {
 };
 
 const dir = await mkdtemp(join(tmpdir(), 'embedpipe-ratelimit-bench-'));
-const redisPort = await freePort();
-const redisServer = spawn(
-  'redis-server',
-  ['--port', String(redisPort), '--save', '', '--appendonly', 'no', '--dir', dir],
-  {
-    stdio: 'ignore',
-  },
-);
-const redisUrl = `redis://127.0.0.1:${redisPort}`;
+const redisServer = await startRedis(dir);
+const redisUrl = redisServer.url;
 
 const scenarios = [];
 for (const kind of ['rpm', 'tpm'])
@@ -42,7 +35,6 @@ for (const kind of ['rpm', 'tpm'])
     }
 
 try {
-  await new Promise((resolve) => setTimeout(resolve, 300));
   const results = await Promise.all(scenarios.map((scenario) => measure(scenario)));
   console.log(
     `\n${minutes} min of work per scenario at the limit; ${INPUTS} inputs per request; no --rpm/--tpm`,
@@ -57,8 +49,7 @@ try {
         `${((100 * r.overall) / r.limit).toFixed(1).padStart(8)}% | ${r.seconds.toFixed(0)}`,
     );
 } finally {
-  redisServer.kill('SIGTERM');
-  await once(redisServer, 'exit');
+  await redisServer.stop();
   await rm(dir, { recursive: true, force: true });
 }
 

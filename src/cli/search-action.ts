@@ -1,5 +1,6 @@
 /** What `embedpipe search` does; loaded only when the command runs (see search.ts). */
 import { DEFAULTS } from '../config/defaults.js';
+import { keepDims } from '../embedding/vector-form.js';
 import { UsageError } from '../errors.js';
 import { currentVersion } from '../stores/dataset-rows.js';
 import { openStore, storeKindOf } from '../stores/open-store.js';
@@ -35,7 +36,7 @@ export async function searchAction(target: string, text: string, flags: SearchFl
 
 async function searchFolder(dir: string, text: string, k: number, flags: SearchFlags): Promise<SearchHit[]> {
   const version = await currentVersion(dir);
-  const query = await embedQuery(text, version.model, flags);
+  const query = await embedQuery(text, version.model, version.dims, flags);
   return searchDataset(version, query, k);
 }
 
@@ -47,15 +48,23 @@ async function searchStore(url: string, text: string, k: number, flags: SearchFl
       throw new UsageError(
         `${store.label} holds no synced dataset: run embedpipe sync DIR --to <this URL> first`,
       );
-    const query = await embedQuery(text, state.synced.model, flags);
+    const query = await embedQuery(text, state.synced.model, state.synced.dims, flags);
     return await store.search(query, k, { exact: flags.exact === true });
   } finally {
     await store.close().catch(() => {});
   }
 }
 
-/** The query's vector, by the dataset's model through the gateway. */
-async function embedQuery(text: string, model: string, flags: SearchFlags): Promise<Float32Array> {
+/**
+ * The query's vector, by the dataset's model through the gateway, in the dataset's dims: a dataset
+ * of fewer dims than the model gives was written with `--dims`, so the query is cut the same way.
+ */
+async function embedQuery(
+  text: string,
+  model: string,
+  dims: number,
+  flags: SearchFlags,
+): Promise<Float32Array> {
   const gateway = await openQueryGateway(flags, 'search embeds the query');
   try {
     const result = await lookup(gateway.client, (g) =>
@@ -63,7 +72,17 @@ async function embedQuery(text: string, model: string, flags: SearchFlags): Prom
     );
     const vector = result.vectors[0];
     if (!vector) throw new UsageError(`the gateway returned no vector for the query (model ${model})`);
-    return Float32Array.from(vector);
+    const kept = keepDims(Float32Array.from(vector), dims);
+    if (!kept)
+      throw new UsageError(
+        `model ${model} gives ${vector.length}-dimensional vectors; the dataset holds ${dims}`,
+      );
+    // Cosine with a zero vector is undefined: every row would score alike (DuckDB says -1).
+    if (kept.every((x) => x === 0))
+      throw new UsageError(
+        `the query's vector under model ${model} (${dims} dims) is all zeros: nothing is nearer to it than anything else`,
+      );
+    return kept;
   } finally {
     await gateway.close();
   }

@@ -225,6 +225,22 @@ export const OPTIONS = {
     job: 'output.format',
     default: DEFAULTS.outputFormat,
   },
+  dims: {
+    flag: '--dims <n>',
+    help: "keep each vector's first N dimensions, re-normalised (for models trained for it, e.g. Matryoshka)",
+    type: int(1, 65_536),
+    commands: CORPUS,
+    job: 'output.dims',
+    defaultNote: 'all the model returns',
+  },
+  vectorType: {
+    flag: '--vector-type <a,b>',
+    help: 'quantized vector columns written beside the float32 embedding: float16, int8, binary',
+    type: { kind: 'list' },
+    commands: CORPUS,
+    job: 'output.vectorTypes',
+    defaultNote: 'none',
+  },
   baseUrl: {
     flag: '--base-url <url>',
     help: 'gateway base URL, ending in /v1',

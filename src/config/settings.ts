@@ -6,6 +6,7 @@
  */
 import { extname } from 'node:path';
 import { ENCODING_EXAMPLES, encodingName } from '../corpus/utf8.js';
+import { parseVectorTypes, type VectorForm } from '../embedding/vector-form.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { parseSwitchRule, type SwitchRule } from '../eval/switch-rule.js';
 import type { PerMinute } from '../gateway/rate-pace.js';
@@ -63,6 +64,8 @@ export interface RunSettings {
   readonly model: string;
   readonly outDir: string;
   readonly outputFormat: OptionValue<'outputFormat'>;
+  /** How the vectors are kept: `--dims` (a re-normalised prefix) and `--vector-type` (quantized columns). */
+  readonly vectors: VectorForm;
   readonly baseUrl: string;
   /** Start the in-process emulator instead of calling baseUrl (the demo). */
   readonly emulator: boolean;
@@ -159,6 +162,7 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
     model,
     outDir: v.get('out'),
     outputFormat: v.get('outputFormat'),
+    vectors: vectorForm(v),
     baseUrl: runGatewayBaseUrl(emulator, ...v.candidates('baseUrl')),
     emulator,
     timeoutMs: v.get('timeoutMs'),
@@ -190,6 +194,12 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
     throw new ConfigError('--max-tokens', `is above the per-request budget ${settings.maxTokensPerRequest}`);
   }
   return settings;
+}
+
+function vectorForm(v: OptionValues): VectorForm {
+  const dims = v.get('dims');
+  const { field, value } = v.pick('vectorType');
+  return { ...(dims !== undefined ? { dims } : {}), types: parseVectorTypes(value ?? [], field) };
 }
 
 function rateLimits(v: OptionValues): PerMinute {

@@ -3,14 +3,18 @@
  * from the dataset (a row of the version being built, linked from the current version or
  * committed earlier in this run), from a request of this run still in flight for the same text,
  * or from an earlier chunk of the same batch; only texts none of these holds are sent. Keyed by
- * `content_hash` (model + exact text), so reuse never crosses models.
+ * `content_hash` (model + exact text), so reuse never crosses models. With `--dims`, every vector
+ * leaves here in the dataset's dims (embedding/vector-form.ts): a stored one of more dims is cut to
+ * them, one of fewer cannot be, and its text is sent.
  */
 
 import type { RunSizing } from '../chunking/run-sizing.js';
 import type { Batch, Chunk, EmbeddedBatch } from '../domain.js';
+import { UsageError } from '../errors.js';
 import type { RunStats } from '../observability/stats.js';
 import type { VectorIndex } from '../output/vector-index.js';
 import type { GatewayEmbedder } from './gateway-embedder.js';
+import { keepDims } from './vector-form.js';
 
 export interface ReuseOptions {
   readonly embedder: Pick<GatewayEmbedder, 'embedBatch' | 'nothingSent'>;
@@ -18,6 +22,8 @@ export interface ReuseOptions {
   readonly stats: RunStats;
   /** The dataset's vectors by hash; built on first use. */
   readonly index: () => Promise<VectorIndex>;
+  /** `--dims`: the dimensions kept of every vector (undefined: all of them). */
+  readonly dims?: number | undefined;
 }
 
 export class ReusingEmbedder {
@@ -56,7 +62,8 @@ export class ReusingEmbedder {
       // loop does not wait, so no other batch can take a text in flight between check and claim.
       const candidates = batch.chunks.filter((chunk) => !isStale(chunk) && index.has(chunk.hash));
       const found = await index.vectors(candidates.map((chunk) => chunk.hash));
-      const storedOf = new Map(candidates.map((chunk, i) => [chunk, found[i]]));
+      const { dims } = this.#options;
+      const storedOf = new Map(candidates.map((chunk, i) => [chunk, found[i] && keepDims(found[i], dims)]));
       for (const chunk of batch.chunks) {
         const stale = isStale(chunk);
         const stored = stale ? undefined : storedOf.get(chunk);
@@ -140,7 +147,17 @@ export class ReusingEmbedder {
       chunks.push(chunk);
       out.push(sent.vectors[i]!);
     }
-    return { ...sent, batchId: batch.batchId, chunks, vectors: out };
+    return { ...sent, batchId: batch.batchId, chunks, vectors: out.map((vector) => this.#kept(vector)) };
+  }
+
+  /** A vector in the dataset's dims; a gateway answer of fewer dims than `--dims` stops the run. */
+  #kept(vector: Float32Array): Float32Array {
+    const { dims } = this.#options;
+    const kept = keepDims(vector, dims);
+    if (kept) return kept;
+    throw new UsageError(
+      `--dims ${dims} is more than the ${vector.length} dimensions the gateway returns for this model`,
+    );
   }
 
   /**

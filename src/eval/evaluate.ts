@@ -103,6 +103,7 @@ export async function evaluate(options: EvaluateOptions): Promise<Evaluation> {
         client: options.client,
         model: version.model,
         dims: version.dims,
+        keptDims: version.form.dims,
         root: `${options.dir}.versions`,
         ...(options.budget ? { budget: options.budget } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
@@ -112,7 +113,7 @@ export async function evaluate(options: EvaluateOptions): Promise<Evaluation> {
     const forms: [VersionVectors, Float32Array, Variant | undefined][] = [
       [version, embedded.matrix, undefined],
     ];
-    for (const variant of options.variants ?? [])
+    for (const variant of variantsOf(version, options.variants ?? []))
       forms.push([
         applyVariant(version, variant),
         applyVariantToQueries(embedded.matrix, version.dims, variant),
@@ -183,4 +184,16 @@ function measure(
 function sampler(seed: number): () => number {
   const rng = seededRandom(`queries:${seed}`);
   return () => rng.nextInt(2 ** 30) / 2 ** 30;
+}
+
+/**
+ * The variants measured of a version: those asked for, then the quantized columns it stores
+ * (`--vector-type`) not among them. A stored column holds what the variant computes (one rounding,
+ * embedding/vector-form.ts), so its figures are the column's.
+ */
+function variantsOf(version: VersionVectors, asked: readonly Variant[]): Variant[] {
+  const stored = version.form.types
+    .filter((type) => !asked.some((variant) => variant.kind === type))
+    .map((type): Variant => ({ kind: type, label: type }));
+  return [...asked, ...stored];
 }

@@ -9,6 +9,8 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULTS } from '../config/defaults.js';
 import type { CostBudget } from '../embedding/cost-budget.js';
+import { keepDims } from '../embedding/vector-form.js';
+import { UsageError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
 import { writeFileAtomic } from '../output/atomic.js';
 import { normalizeRows } from './version-vectors.js';
@@ -35,6 +37,8 @@ export async function embedQueries(
     readonly client: GatewayClient;
     readonly model: string;
     readonly dims: number;
+    /** The version keeps this many of the model's dims (`--dims`): the cached vectors are cut to them. */
+    readonly keptDims?: number | undefined;
     /** The dataset's versions folder (`<out>.versions`): the cache lives in its `_eval/`. */
     readonly root: string;
     readonly budget?: CostBudget;
@@ -71,17 +75,21 @@ export async function embedQueries(
     reservation?.settle(cost);
     group.forEach((hash, i) => {
       const vector = result.vectors[i];
-      if (!vector || vector.length !== dims)
-        throw new Error(
-          `the gateway returned no ${dims}-dim vector for query ${i + 1} of a request (model ${model})`,
-        );
+      if (!vector)
+        throw new Error(`the gateway returned no vector for query ${i + 1} of a request (model ${model})`);
       cache.set(hash, Float32Array.from(vector));
     });
   }
   if (missing.length > 0) await writeCache(cacheFile, cache);
   const matrix = new Float32Array(texts.length * dims);
   hashes.forEach((hash, i) => {
-    matrix.set(cache.get(hash)!, i * dims);
+    const cached = cache.get(hash)!;
+    const vector = keepDims(cached, options.keptDims);
+    if (vector?.length !== dims)
+      throw new UsageError(
+        `model ${model} gives ${cached.length}-dimensional query vectors; the version holds ${dims} dims`,
+      );
+    matrix.set(vector, i * dims);
   });
   normalizeRows(matrix, dims);
   return { matrix, dims, requests, costUsd, cached: texts.length - missing.length };

@@ -3,8 +3,10 @@
  * (`dims:N`, re-normalised: for models trained for it) or stores them in fewer bits (`float16`;
  * `int8`, one scale per vector; `binary`, the signs). Rows are transformed as a store would keep
  * them and the query as a store would search with it (int8: the query stays float; binary: both
- * are signs, so the score is the agreement of signs, a Hamming distance).
+ * are signs, so the score is the agreement of signs, a Hamming distance). The rounding is the one
+ * the writer's quantized columns hold (embedding/vector-form.ts).
  */
+import { binaryBytes, int8Scale, roundToFloat16, toInt8 } from '../embedding/vector-form.js';
 import { UsageError } from '../errors.js';
 import type { VersionVectors } from './version-vectors.js';
 import { normalizeRows } from './version-vectors.js';
@@ -47,7 +49,7 @@ export function bytesPerVector(variant: Variant | undefined, dims: number): numb
     case 'int8':
       return dims + 4;
     case 'binary':
-      return Math.ceil(dims / 8);
+      return binaryBytes(dims);
   }
 }
 
@@ -95,27 +97,11 @@ function transformRows(matrix: Float32Array, dims: number, variant: Variant): Fl
     return out;
   }
   for (let r = 0; r < rows; r++) {
-    let max = 0;
-    for (let j = 0; j < dims; j++) max = Math.max(max, Math.abs(matrix[r * dims + j]!));
-    const scale = max === 0 ? 0 : max / 127;
+    const scale = int8Scale(matrix, r * dims, dims);
     for (let j = 0; j < dims; j++) {
       const i = r * dims + j;
-      out[i] = scale === 0 ? 0 : Math.round(matrix[i]! / scale) * scale;
+      out[i] = toInt8(matrix[i]!, scale) * scale;
     }
   }
   return out;
-}
-
-/** The nearest IEEE half-precision value (ties to even), as a float: what a float16 column holds. */
-export function roundToFloat16(x: number): number {
-  if (!Number.isFinite(x) || x === 0) return x;
-  const magnitude = Math.abs(x);
-  if (magnitude >= 65520) return Math.sign(x) * Number.POSITIVE_INFINITY;
-  // Below 2^-14 the spacing is fixed (subnormals): 2^-24.
-  const exponent = Math.max(Math.floor(Math.log2(magnitude)), -14);
-  const step = 2 ** (exponent - 10);
-  const scaled = magnitude / step;
-  let rounded = Math.round(scaled);
-  if (rounded - scaled === 0.5 && rounded % 2 === 1) rounded -= 1;
-  return Math.sign(x) * rounded * step;
 }

@@ -3,6 +3,7 @@
  * one matrix of unit rows, so a query is scored against all of them in one pass (exact search).
  */
 import { join } from 'node:path';
+import { formOfPlan, type VectorForm } from '../embedding/vector-form.js';
 import { UsageError } from '../errors.js';
 import { readColumns } from '../output/columns.js';
 import type { Manifest } from '../output/manifest-types.js';
@@ -15,6 +16,8 @@ export interface VersionVectors {
   readonly current: boolean;
   readonly model: string;
   readonly dims: number;
+  /** How the version keeps its vectors (`--dims`, `--vector-type`): a query is cut the same way. */
+  readonly form: VectorForm;
   readonly rows: number;
   readonly ids: readonly string[];
   readonly chunkIndexes: Int32Array;
@@ -88,6 +91,7 @@ export async function loadVersionVectors(dir: string, name: string): Promise<Ver
     current: version.current,
     model: manifest.model,
     dims,
+    form: formOfPlan(manifest.plan),
     rows: ids.length,
     ids,
     chunkIndexes: Int32Array.from(indexes),

@@ -2,7 +2,7 @@
  * Concatenation of Arrow record batches into one, so a compacted Arrow IPC file holds a few large
  * record batches instead of one per part (readers pay per batch: chunked columns, per-batch
  * dispatch). Generic over the column types the dataset uses, by type, not by column name:
- * fixed-width numbers, UTF-8 strings and fixed-size lists of those. Columns are never null.
+ * fixed-width numbers and binaries, UTF-8 strings and fixed-size lists of those. Columns are never null.
  */
 import { type Data, DataType, makeData, RecordBatch, type Schema, Struct } from 'apache-arrow';
 
@@ -83,7 +83,7 @@ function concatData(type: DataType, parts: readonly Data[], column: string): Dat
     }
     return makeData({ type, length, nullCount: 0, valueOffsets: offsets, data: values });
   }
-  if (DataType.isInt(type) || DataType.isFloat(type)) {
+  if (DataType.isInt(type) || DataType.isFloat(type) || DataType.isFixedSizeBinary(type)) {
     // A sliced fixed-width column's values start at its first row (apache-arrow slices them).
     const first = parts[0]!;
     const values = new (first.values.constructor as new (n: number) => TypedArray)(length * first.stride);

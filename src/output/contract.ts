@@ -31,6 +31,7 @@ export type ContractCheck =
   | 'manifest'
   | 'content-hash'
   | 'vectors'
+  | 'quantized'
   | 'sample';
 
 /** Offending ids named per violation (the count says how many there are). */

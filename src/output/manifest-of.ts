@@ -86,14 +86,14 @@ export async function manifestOf(
 }
 
 /**
- * The vector length, from one place: the committed records, else this run's answers, else the
- * version this one replaces (same model); 0 when nothing says.
+ * The vector length, from one place: the committed records, else this run's answers (in the
+ * dataset's dims: `--dims` when given), else what was known before the run (knownDims: the version
+ * this one replaces, of the same model and form); 0 when nothing says.
  */
 export function datasetDims(
   committed: number | undefined,
   answered: number | undefined,
-  current: { readonly manifest: { readonly model: string; readonly dims?: number } } | undefined,
-  model: string,
+  known: number | undefined,
 ): number {
-  return committed || answered || (current?.manifest.model === model ? current.manifest.dims : 0) || 0;
+  return committed || answered || known || 0;
 }

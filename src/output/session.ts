@@ -5,6 +5,7 @@
  * current version until finalize switches.
  */
 import { access, constants, mkdir, rm } from 'node:fs/promises';
+import { formOfPlanKey, knownDims } from '../embedding/vector-form.js';
 import { outputFolderError, UsageError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { TOOL } from '../version.js';
@@ -70,8 +71,12 @@ async function open(
   const current = currentVersion?.manifest
     ? { name: currentVersion.name, dir: currentVersion.dir, manifest: currentVersion.manifest }
     : undefined;
-  let version = await dataset.staging({ model: opts.model, format: opts.format });
-  const dims = current?.manifest.model === opts.model ? current.manifest.dims : undefined;
+  let version = await dataset.staging({
+    model: opts.model,
+    format: opts.format,
+    form: formOfPlanKey(opts.planKey),
+  });
+  const dims = knownDims(formOfPlanKey(opts.planKey), opts.model, current?.manifest);
   const writerFor = (dir: string) =>
     versionWriter({
       dir,
@@ -90,7 +95,11 @@ async function open(
         'discarding an unfinished version (--force)',
       );
       await rm(version.dir, { recursive: true, force: true });
-      version = await dataset.staging({ model: opts.model, format: opts.format });
+      version = await dataset.staging({
+        model: opts.model,
+        format: opts.format,
+        form: formOfPlanKey(opts.planKey),
+      });
       writer = writerFor(version.dir);
     }
   }

@@ -4,9 +4,13 @@
  */
 import {
   type Data,
+  type DataType,
   Field,
+  FixedSizeBinary,
   FixedSizeList,
+  Float16,
   Float32,
+  Int8,
   Int32,
   makeData,
   RecordBatch,
@@ -15,6 +19,15 @@ import {
   Table,
   Utf8,
 } from 'apache-arrow';
+import {
+  binaryBytes,
+  float16Bits,
+  formOfPlanKey,
+  int8Scale,
+  packSigns,
+  toInt8,
+  type VectorType,
+} from '../embedding/vector-form.js';
 import type { PartRows } from './rows.js';
 
 /** The column of the document id: what a compaction's row filter is asked about. */
@@ -31,11 +44,53 @@ export const COLUMNS = ['id', 'chunk_index', 'text', 'embedding', 'tokens', 'con
 /** The columns a dataset whose corpus has images adds after COLUMNS: nullable utf8. */
 export const IMAGE_COLUMNS = ['image_source', 'image_sha256'] as const;
 
+/**
+ * The quantized vector columns (`--vector-type`), after the image columns, each derived from
+ * `embedding` as the writer stores it: float16 the nearest half; int8 `round(x / scale)` with one
+ * float32 scale per vector (its largest magnitude is 127); binary one bit per dimension, set for
+ * x ≥ 0, the first dimension in the most significant bit.
+ */
+export const VECTOR_TYPE_COLUMNS: Readonly<Record<VectorType, readonly string[]>> = {
+  float16: ['embedding_float16'],
+  int8: ['embedding_int8', 'embedding_int8_scale'],
+  binary: ['embedding_binary'],
+};
+
 export function embeddingType(dims: number): FixedSizeList<Float32> {
-  return new FixedSizeList(dims, new Field('item', new Float32(), false));
+  return listOf(new Float32(), dims);
 }
 
-export function partSchema(dims: number, metadata: Record<string, string>, images = false): Schema {
+function vectorTypeFields(type: VectorType, dims: number): Field[] {
+  switch (type) {
+    case 'float16':
+      return [
+        new Field(
+          'embedding_float16',
+          new FixedSizeList(dims, new Field('item', new Float16(), false)),
+          false,
+        ),
+      ];
+    case 'int8':
+      return [
+        new Field('embedding_int8', listOf(new Int8(), dims), false),
+        new Field('embedding_int8_scale', new Float32(), false),
+      ];
+    case 'binary':
+      return [new Field('embedding_binary', new FixedSizeBinary(binaryBytes(dims)), false)];
+  }
+}
+
+/** The vector types a file of this metadata holds: its plan's (every file of one plan has the same columns). */
+export function vectorTypesOf(metadata: Record<string, string>): readonly VectorType[] {
+  return formOfPlanKey(metadata['embedpipe.plan']).types;
+}
+
+export function partSchema(
+  dims: number,
+  metadata: Record<string, string>,
+  images = false,
+  vectorTypes: readonly VectorType[] = vectorTypesOf(metadata),
+): Schema {
   return new Schema(
     [
       new Field('id', new Utf8(), false),
@@ -45,6 +100,7 @@ export function partSchema(dims: number, metadata: Record<string, string>, image
       new Field('tokens', new Int32(), false),
       new Field('content_hash', new Utf8(), false),
       ...(images ? IMAGE_COLUMNS.map((name) => new Field(name, new Utf8(), true)) : []),
+      ...vectorTypes.flatMap((type) => vectorTypeFields(type, dims)),
     ],
     new Map(Object.entries(metadata)),
   );
@@ -52,7 +108,8 @@ export function partSchema(dims: number, metadata: Record<string, string>, image
 
 /** An Arrow table over `rows`; the vector column wraps `rows.embeddings` without copying. */
 export function partTable(rows: PartRows, metadata: Record<string, string>): Table {
-  const schema = partSchema(rows.dims, metadata, rows.images !== undefined);
+  const vectorTypes = vectorTypesOf(metadata);
+  const schema = partSchema(rows.dims, metadata, rows.images !== undefined, vectorTypes);
   const length = rows.ids.length;
   const embedding = makeData({
     type: embeddingType(rows.dims),
@@ -69,6 +126,7 @@ export function partTable(rows: PartRows, metadata: Record<string, string>): Tab
     utf8Data(rows.hashes),
   ];
   if (rows.images) children.push(utf8Data(rows.images.sources), utf8Data(rows.images.hashes));
+  for (const type of vectorTypes) children.push(...quantizedData(type, rows.embeddings, rows.dims, length));
   const struct = makeData({ type: new Struct(schema.fields), length, nullCount: 0, children });
   return new Table([new RecordBatch(schema, struct)]);
 }
@@ -106,4 +164,43 @@ function utf8Data(values: readonly (string | null)[]): Data<Utf8> {
     valueOffsets: offsets,
     data: bytes,
   });
+}
+
+/** The column data of one vector type, computed from the float32 vectors. */
+function quantizedData(type: VectorType, vectors: Float32Array, dims: number, length: number): Data[] {
+  switch (type) {
+    case 'float16': {
+      const bits = new Uint16Array(vectors.length);
+      for (let i = 0; i < vectors.length; i++) bits[i] = float16Bits(vectors[i]!);
+      return [listData(makeData({ type: new Float16(), length: bits.length, data: bits }), dims, length)];
+    }
+    case 'int8': {
+      const values = new Int8Array(vectors.length);
+      const scales = new Float32Array(length);
+      for (let r = 0; r < length; r++) {
+        const scale = int8Scale(vectors, r * dims, dims);
+        scales[r] = scale;
+        for (let j = 0; j < dims; j++) values[r * dims + j] = toInt8(vectors[r * dims + j]!, scale);
+      }
+      return [
+        listData(makeData({ type: new Int8(), length: values.length, data: values }), dims, length),
+        makeData({ type: new Float32(), length, data: scales }),
+      ];
+    }
+    case 'binary': {
+      const width = binaryBytes(dims);
+      const bytes = new Uint8Array(length * width);
+      for (let r = 0; r < length; r++) packSigns(vectors, r * dims, dims, bytes, r * width);
+      return [makeData({ type: new FixedSizeBinary(width), length, nullCount: 0, data: bytes })];
+    }
+  }
+}
+
+/** `length` fixed-size lists of `dims` over `child`'s values. */
+function listData(child: Data, dims: number, length: number): Data {
+  return makeData({ type: listOf(child.type, dims), length, nullCount: 0, child });
+}
+
+function listOf<T extends DataType>(item: T, dims: number): FixedSizeList<T> {
+  return new FixedSizeList(dims, new Field('item', item, false));
 }

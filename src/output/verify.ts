@@ -2,13 +2,24 @@
  * `embedpipe verify`: a complete version against the contract, from its own files (fast: the ids,
  * chunk indices and content hashes, the manifest and `_documents.jsonl`); `deep` also reads every
  * text and vector: each content_hash recomputed from its model and text (and image), each vector of
- * the dataset's dims and finite. The same fast check runs at every switch.
+ * the dataset's dims and finite (of unit length, with `--dims`), each quantized column
+ * (`--vector-type`) what its embedding rounds to. The same fast check runs at every switch.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Vector } from 'apache-arrow';
+import type { Table, Vector } from 'apache-arrow';
 import pLimit from 'p-limit';
 import { contentHash, imageContentHash } from '../chunking/hash.js';
+import {
+  binaryBytes,
+  float16Bits,
+  float16Value,
+  formOfPlan,
+  int8Scale,
+  packSigns,
+  toInt8,
+  type VectorType,
+} from '../embedding/vector-form.js';
 import { allFinite } from '../finite.js';
 import { readColumns, utf8Values } from './columns.js';
 import { parseCompactedFileName } from './compacted-file.js';
@@ -28,7 +39,14 @@ import { DOCUMENTS_FILE, FAILURES_FILE } from './jsonl.js';
 import { type Manifest, type ManifestV1, readManifest } from './manifest.js';
 import type { OutputFormat } from './part-file.js';
 import { type FileRowKeys, hashedImage, readRowKeys } from './row-keys.js';
-import { EMBEDDING_COLUMN, HASH_COLUMN, ID_COLUMN, IMAGE_COLUMNS, INDEX_COLUMN } from './table.js';
+import {
+  EMBEDDING_COLUMN,
+  HASH_COLUMN,
+  ID_COLUMN,
+  IMAGE_COLUMNS,
+  INDEX_COLUMN,
+  VECTOR_TYPE_COLUMNS,
+} from './table.js';
 
 export interface VerifyOptions {
   /** The version's folder. */
@@ -196,6 +214,10 @@ async function deepCheck(
   const violations = new Violations();
   const badHash = 'rows whose content_hash is not the hash of their model and text';
   const badVector = `rows whose vector is not ${manifest.dims} finite numbers`;
+  const form = formOfPlan(manifest.plan);
+  const badNorm = `rows whose vector is not of unit length (--dims ${form.dims} re-normalises)`;
+  const badQuantized = 'rows whose quantized column is not what their embedding rounds to';
+  const quantizedColumns = form.types.flatMap((type) => VECTOR_TYPE_COLUMNS[type]);
   for (const file of files) {
     // (A dataset without images has no image columns: the reader leaves out the names it lacks.)
     const table = await readColumns(join(dir, file), manifest.format, [
@@ -205,6 +227,7 @@ async function deepCheck(
       HASH_COLUMN,
       EMBEDDING_COLUMN,
       ...IMAGE_COLUMNS,
+      ...quantizedColumns,
     ]);
     const ids = utf8Values(table.getChild(ID_COLUMN)!);
     const indices = table.getChild(INDEX_COLUMN)!;
@@ -220,11 +243,58 @@ async function deepCheck(
       const hash = image ? imageContentHash(manifest.model, text, image) : contentHash(manifest.model, text);
       if (hash !== stored[row]) violations.add('content-hash', badHash, ids[row]!, where);
       const vector = rowVectors(row);
-      if (!vector || vector.length !== manifest.dims || !allFinite(vector))
+      if (!vector || vector.length !== manifest.dims || !allFinite(vector)) {
         violations.add('vectors', badVector, ids[row]!, where);
+        continue;
+      }
+      if (form.dims !== undefined && Math.abs(norm(vector) - 1) > 1e-3)
+        violations.add('vectors', badNorm, ids[row]!, where);
+      for (const type of form.types) {
+        if (!quantizedMatches(type, vector, table, row))
+          violations.add('quantized', badQuantized, ids[row]!, `${where} (${type})`);
+      }
     }
   }
   return violations.list();
+}
+
+function norm(vector: Float32Array): number {
+  let sum = 0;
+  for (const x of vector) sum += x * x;
+  return Math.sqrt(sum);
+}
+
+/** Whether a row's column(s) of a vector type hold what the writer computes from `vector`. */
+function quantizedMatches(type: VectorType, vector: Float32Array, table: Table, row: number): boolean {
+  const [name, scaleName] = VECTOR_TYPE_COLUMNS[type];
+  const stored = table.getChild(name!)?.get(row) as { toArray?: () => ArrayLike<number> } | Uint8Array | null;
+  if (stored === null || stored === undefined) return false;
+  const values = stored instanceof Uint8Array ? stored : stored.toArray?.();
+  if (values === undefined) return false;
+  const dims = vector.length;
+  switch (type) {
+    case 'float16': {
+      // A reader may hand the column back as float16 bits or widened to numbers.
+      if (values.length !== dims) return false;
+      const bits = values instanceof Uint16Array;
+      for (let j = 0; j < dims; j++) {
+        const expected = float16Bits(vector[j]!);
+        if (bits ? values[j] !== expected : values[j] !== float16Value(expected)) return false;
+      }
+      return true;
+    }
+    case 'int8': {
+      const scale = int8Scale(vector);
+      if (values.length !== dims || table.getChild(scaleName!)?.get(row) !== Math.fround(scale)) return false;
+      for (let j = 0; j < dims; j++) if (values[j] !== toInt8(vector[j]!, scale)) return false;
+      return true;
+    }
+    case 'binary': {
+      const expected = new Uint8Array(binaryBytes(dims));
+      packSigns(vector, 0, dims, expected, 0);
+      return values.length === expected.length && expected.every((byte, i) => values[i] === byte);
+    }
+  }
 }
 
 /** Row → its vector as a view of the column's values (undefined for a null or a column of another type). */

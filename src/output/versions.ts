@@ -17,6 +17,7 @@
  * longer wants into new files (data files are never modified in place, so the old version's links
  * stay intact). The link target is relative, so the folder can be moved or mounted elsewhere.
  */
+
 import {
   copyFile,
   link,
@@ -30,6 +31,7 @@ import {
   symlink,
 } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { FULL_FORM, formOfPlan, reusableForm, type VectorForm } from '../embedding/vector-form.js';
 import { OutputError, outputFolderError, UsageError } from '../errors.js';
 import { isNotFound, messageOf } from './fs-errors.js';
 import { CALIBRATION_FILE, LEGACY_NAMES } from './jsonl.js';
@@ -183,7 +185,11 @@ export class VersionedDataset {
    * A new version of the same model and format as the current one starts from its data files and
    * calibration (hard links, or copies where links are not allowed).
    */
-  async staging(opts: { model: string; format: 'parquet' | 'arrow' }): Promise<StagingVersion> {
+  async staging(opts: {
+    model: string;
+    format: 'parquet' | 'arrow';
+    form?: VectorForm;
+  }): Promise<StagingVersion> {
     const versions = await this.list();
     const unfinished = versions.filter((v) => !v.manifest && !v.current).at(-1);
     if (unfinished) return { name: unfinished.name, dir: unfinished.dir, created: false, linked: 0 };
@@ -192,16 +198,19 @@ export class VersionedDataset {
     // The current version; when the link is gone (deleted by hand, or a crash before the first
     // switch), the newest complete version, so its texts are still reused rather than paid again.
     // When the current version is of another model, the newest complete one of this model: a
-    // migration held back by --switch-if and run again reuses what it paid for.
-    const sameModel = (v: DatasetVersion) =>
-      v.manifest?.model === opts.model && v.manifest.format === opts.format;
+    // migration held back by --switch-if and run again reuses what it paid for. Of this model, only
+    // a version whose vectors give this run's (a 256-dim prefix does not give 1,536 dims).
+    const reusable = (v: DatasetVersion) =>
+      v.manifest?.model === opts.model &&
+      v.manifest.format === opts.format &&
+      reusableForm(formOfPlan(v.manifest.plan), opts.form ?? FULL_FORM);
     const current = versions.find((v) => v.current) ?? versions.filter((v) => v.manifest).at(-1);
-    const base = current && !sameModel(current) ? (versions.filter(sameModel).at(-1) ?? current) : current;
+    const base = current && reusable(current) ? current : versions.filter(reusable).at(-1);
     const temp = join(this.root, `.${name}.tmp-${process.pid}`);
     await rm(temp, { recursive: true, force: true });
     await mkdir(temp, { recursive: true });
     let linked = 0;
-    if (base?.manifest && base.manifest.model === opts.model && base.manifest.format === opts.format) {
+    if (base?.manifest) {
       for (const file of base.manifest.files) {
         await linkOrCopy(join(base.dir, file), join(temp, file));
         linked += 1;

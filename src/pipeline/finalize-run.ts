@@ -7,11 +7,10 @@
  */
 import { UsageError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
-import type { RecordTotals } from '../observability/ledger.js';
 import type { Logger } from '../observability/logger.js';
 import { finalizeVersion } from '../output/finalize.js';
 import { lockDataset } from '../output/lock.js';
-import { type ManifestFacts, manifestOf } from '../output/manifest-of.js';
+import { manifestOf } from '../output/manifest-of.js';
 import { CODECS } from '../output/part-file.js';
 import { failuresOf, tallyParts } from '../output/part-tally.js';
 import { type PlanFile, readPlanChunks, readPlanFile } from '../output/plan-file.js';
@@ -19,7 +18,7 @@ import { readingOnce } from '../output/reading-once.js';
 import { versionWriter } from '../output/session.js';
 import { VersionedDataset } from '../output/versions.js';
 import type { BatchJobs } from '../queue/batch-jobs.js';
-import type { RunSpec, RunStore } from '../queue/distributed.js';
+import { distributedManifest, type RunSpec, type RunStore } from '../queue/distributed.js';
 
 export interface FinalizeRunOptions {
   readonly runs: RunStore;
@@ -136,25 +135,6 @@ async function finalizeLocked(
   await recordOutcome(options, status, chunkFailures, failedBatches.size);
   const { rows, files } = finalized;
   return result(status, { missing: missing.length, failed: failedBatches.size, chunkFailures, rows, files });
-}
-
-/** What the manifest says of a distributed run's version. */
-function distributedManifest(
-  spec: RunSpec,
-  plan: PlanFile,
-  found: { baseUrl: string; tally: RecordTotals; failures: number },
-): ManifestFacts {
-  const { tally } = found;
-  return {
-    model: spec.model,
-    dims: tally.dims || spec.dims || 0,
-    format: spec.format,
-    input: spec.input,
-    gateway: { baseUrl: found.baseUrl, emulator: false },
-    plan: { ...(JSON.parse(spec.planKey) as Record<string, unknown>), distributed: { runId: spec.runId } },
-    counts: { documents: plan.documents, rejects: plan.rejects, failures: found.failures },
-    tally,
-  };
 }
 
 /** The run's outcome, in Redis for `status`, and in the log. */

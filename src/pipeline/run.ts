@@ -16,6 +16,7 @@ import type { Batch, ChunkFailure, TranscriptionFailure } from '../domain.js';
 import { CostBudget } from '../embedding/cost-budget.js';
 import { BatchFailedError } from '../embedding/gateway-embedder.js';
 import { ReusingEmbedder } from '../embedding/reuse.js';
+import { knownDims } from '../embedding/vector-form.js';
 import { DatasetContractError, EmbedpipeError, OutputLockedError, RunStoppedError } from '../errors.js';
 import { type SwitchGate, switchGate } from '../eval/switch-gate.js';
 import type { GatewayClient } from '../gateway/index.js';
@@ -121,7 +122,14 @@ async function openStages(
   let built: Promise<VectorIndex> | undefined;
   const vectors = (): Promise<VectorIndex> =>
     (built ??= VectorIndex.build(dir, [...new Set(session.fileOf.values())], settings.outputFormat));
-  const reuse = new ReusingEmbedder({ embedder: run.embedder, sizing, stats, index: vectors });
+  const keptDims = settings.vectors.dims;
+  const reuse = new ReusingEmbedder({
+    embedder: run.embedder,
+    sizing,
+    stats,
+    index: vectors,
+    dims: keptDims,
+  });
   const commit = new DurableCommit({
     writer: session.writer,
     spill,
@@ -237,7 +245,8 @@ async function embedInto(stages: RunStages): Promise<RunSummary> {
   await stages.rejects.close();
   await stages.audio?.close();
   const rows = stats.ledger.dataset().rows;
-  const dims = datasetDims(stats.ledger.dataset().dims, run.embedder.dims, session.current, plan.model.id);
+  const known = knownDims(settings.vectors, plan.model.id, session.current?.manifest);
+  const dims = datasetDims(stats.ledger.dataset().dims, settings.vectors.dims ?? run.embedder.dims, known);
   const pricePerToken = plan.model.pricing?.promptPerToken;
   const outcome: Outcome = {
     cost: stats.cost,

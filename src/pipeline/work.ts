@@ -16,6 +16,7 @@ import { accountProblem } from '../embedding/account-problem.js';
 import { embedderFor } from '../embedding/embedder.js';
 import { BatchFailedError } from '../embedding/gateway-embedder.js';
 import { ReusingEmbedder } from '../embedding/reuse.js';
+import { formOfPlanKey } from '../embedding/vector-form.js';
 import { OutputLockedError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
@@ -329,5 +330,6 @@ async function joinRun(
   let index: Promise<VectorIndex> | undefined;
   const vectors = () => (index ??= VectorIndex.build(spec.versionDir, spec.linkedFiles, spec.format));
   logger.info({ runId, version: spec.versionName, model: spec.model }, 'joined run');
-  return { spec, writer, reuse: new ReusingEmbedder({ embedder, sizing, stats, index: vectors }) };
+  const dims = formOfPlanKey(spec.planKey).dims;
+  return { spec, writer, reuse: new ReusingEmbedder({ embedder, sizing, stats, index: vectors, dims }) };
 }

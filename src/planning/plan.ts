@@ -8,6 +8,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import type { RunSettings } from '../config/settings.js';
 import { type CorpusFormat, CorpusStats, openCorpus, resolveCorpusFormat } from '../corpus/index.js';
 import type { Batch, Chunk, Reject } from '../domain.js';
+import { formParameter } from '../embedding/vector-form.js';
 import { UsageError } from '../errors.js';
 import { explainLookupFailure } from '../gateway/errors.js';
 import { type EmbeddingModel, type GatewayClient, retrying } from '../gateway/index.js';
@@ -87,7 +88,8 @@ export function makePlan(settings: RunSettings, model: EmbeddingModel): RunPlan 
   // Key order is fixed here: the string is hashed into every batch id. The calibrated byte budget
   // is not in it: it shapes the chunks, whose hashes and indexes are in every batch id already.
   // `images` only for a corpus with images, so text plans (and their batch ids) are unchanged; the
-  // output writer reads it to add the image columns (see output/dataset.ts, planHasImages).
+  // output writer reads it to add the image columns (see output/dataset.ts, planHasImages); `vectors`
+  // likewise only for a form other than the full float32 vectors (embedding/vector-form.ts).
   const parameters = {
     measure: 'utf8-bytes',
     budgetTokens,
@@ -95,6 +97,7 @@ export function makePlan(settings: RunSettings, model: EmbeddingModel): RunPlan 
     maxInputs: settings.maxInputs,
     maxTokensPerRequest: settings.maxTokensPerRequest,
     ...(images ? { images } : {}),
+    ...formParameter(settings.vectors),
   };
   return {
     model,

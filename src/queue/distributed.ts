@@ -15,8 +15,12 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { DEFAULTS } from '../config/defaults.js';
 import type { ProviderSettings, RunSettings } from '../config/settings.js';
 import type { Batch } from '../domain.js';
+import { knownDims } from '../embedding/vector-form.js';
 import { RedisError } from '../errors.js';
+import type { RecordTotals } from '../observability/ledger.js';
 import type { Logger } from '../observability/logger.js';
+import type { ManifestFacts } from '../output/manifest-of.js';
+import type { PlanFile } from '../output/plan-file.js';
 import type { OutputSession } from '../output/session.js';
 import type { RunPlan } from '../planning/plan.js';
 import type { RedisOutage } from './outage.js';
@@ -368,10 +372,33 @@ export function runSpecOf(run: {
     ...(model.contextLength !== undefined ? { contextLength: model.contextLength } : {}),
     budgetTokens: plan.budgetTokens,
     ...(model.pricing?.promptPerToken !== undefined ? { pricePerToken: model.pricing.promptPerToken } : {}),
-    ...(current?.manifest.model === model.id && current.manifest.dims ? { dims: current.manifest.dims } : {}),
+    ...spreadDims(knownDims(settings.vectors, model.id, current?.manifest)),
     linkedFiles: [...new Set(session.fileOf.values())],
     keepVersions: settings.keepVersions,
     input: settings.input,
     createdAt: new Date().toISOString(),
+  };
+}
+
+function spreadDims(dims: number | undefined): { dims?: number } {
+  return dims ? { dims } : {};
+}
+
+/** What the manifest says of a distributed run's version. */
+export function distributedManifest(
+  spec: RunSpec,
+  plan: PlanFile,
+  found: { baseUrl: string; tally: RecordTotals; failures: number },
+): ManifestFacts {
+  const { tally } = found;
+  return {
+    model: spec.model,
+    dims: tally.dims || spec.dims || 0,
+    format: spec.format,
+    input: spec.input,
+    gateway: { baseUrl: found.baseUrl, emulator: false },
+    plan: { ...(JSON.parse(spec.planKey) as Record<string, unknown>), distributed: { runId: spec.runId } },
+    counts: { documents: plan.documents, rejects: plan.rejects, failures: found.failures },
+    tally,
   };
 }

@@ -31,6 +31,10 @@ const READ_BY_ACTIONS = new Set<OptionName>(['json', 'highWater', 'redisWait']);
 
 /** Text options whose text has a grammar of its own. */
 const TEXT_SAMPLES: Partial<Record<string, string>> = { '--switch-if <rule>': 'ndcg@10 >= current - 0.01' };
+/** Lists whose items have a grammar: a valid sample each. */
+const LIST_SAMPLES: Partial<Record<string, readonly string[]>> = {
+  '--vector-type <a,b>': ['int8', 'binary'],
+};
 
 /** A valid value of the option that is not its default: as a flag, and as a job file holds it. */
 function sample(spec: OptionSpec): { flag: unknown; job: unknown } {
@@ -49,8 +53,10 @@ function sample(spec: OptionSpec): { flag: unknown; job: unknown } {
       return same(true);
     case 'url':
       return same('http://sample.test/v1');
-    case 'list':
-      return { flag: 'a,b', job: ['a', 'b'] };
+    case 'list': {
+      const items = (spec.flag === undefined ? undefined : LIST_SAMPLES[spec.flag]) ?? ['a', 'b'];
+      return { flag: items.join(','), job: [...items] };
+    }
     case 'provider-options':
       return { flag: '{"p":{"k":1}}', job: { p: { k: 1 } } };
     case 'encoding':

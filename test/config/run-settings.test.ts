@@ -101,6 +101,7 @@ describe('values', () => {
       model: 'm/x',
       outDir: resolve('out'),
       outputFormat: 'parquet',
+      vectors: { types: [] },
       baseUrl: GATEWAY.baseUrl,
       emulator: false,
       timeoutMs: DEFAULTS.requestTimeoutMs,

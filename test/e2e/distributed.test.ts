@@ -708,6 +708,38 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     expect(queued).toBe(await rows(local));
   });
 
+  it('--dims and --vector-type go through the queue: the same columns and values as `run`', async () => {
+    const redis = await redisServer();
+    const emulator = await emulatorWith({});
+    const setup: Setup = { redis, baseUrl: emulator.baseUrl };
+    const form = ['--dims', '16', '--vector-type', 'int8,binary'];
+    const out = join(root, 'form-queued');
+    const enqueued = await runCli(
+      ['enqueue', ...planFlags(corpusPath, out), ...form, '--redis', redis.url, '--json'],
+      envOf(setup),
+    );
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    const worker = startWorker(setup);
+    await waitFor('the switch', () => readlink(out).catch(() => undefined));
+    await stopWorker(worker);
+    const local = join(root, 'form-local');
+    const ran = await runCli(['run', ...planFlags(corpusPath, local), ...form], envOf(setup));
+    expect(ran.code, ran.stderr).toBe(0);
+    const rows = async (dir: string) =>
+      JSON.stringify(
+        await query(
+          `SELECT id, chunk_index, len(embedding)::INTEGER AS dims, embedding::VARCHAR AS e, embedding_int8::VARCHAR AS q,
+                  embedding_int8_scale AS s, hex(embedding_binary) AS b
+             FROM read_parquet(${sqlString(`${dir}/*.parquet`)}) ORDER BY id, chunk_index`,
+        ),
+      );
+    const queued = await rows(out);
+    expect(JSON.parse(queued)[0]).toMatchObject({ dims: 16 });
+    expect(queued).toBe(await rows(local));
+    const verified = await runCli(['verify', out, '--deep']);
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+  });
+
   it('against an independent server with faults: three workers, five SIGKILLs at random moments, every document once', {
     timeout: 240_000,
   }, async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyVariant, bytesPerVector, parseVariants, roundToFloat16 } from '../../src/eval/variants.js';
+import { roundToFloat16 } from '../../src/embedding/vector-form.js';
+import { applyVariant, bytesPerVector, parseVariants } from '../../src/eval/variants.js';
 import { versionOf } from './versions.js';
 
 const version = (rows: number[][]) => versionOf(rows.map((v, i) => ({ id: `d${i}`, v })));

@@ -1,3 +1,4 @@
+import { FULL_FORM } from '../../src/embedding/vector-form.js';
 import { normalizeRows, type VersionVectors } from '../../src/eval/version-vectors.js';
 
 /** A version in memory from rows of raw vectors (normalised as loading does). */
@@ -12,6 +13,7 @@ export function versionOf(
     current: true,
     model: 'm',
     dims,
+    form: FULL_FORM,
     rows: rows.length,
     ids: rows.map((r) => r.id),
     chunkIndexes: Int32Array.from(rows.map((r) => r.index ?? 0)),
