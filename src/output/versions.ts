@@ -195,17 +195,7 @@ export class VersionedDataset {
     if (unfinished) return { name: unfinished.name, dir: unfinished.dir, created: false, linked: 0 };
     const name = versionName((versions.at(-1)?.number ?? 0) + 1);
     const dir = join(this.root, name);
-    // The current version; when the link is gone (deleted by hand, or a crash before the first
-    // switch), the newest complete version, so its texts are still reused rather than paid again.
-    // When the current version is of another model, the newest complete one of this model: a
-    // migration held back by --switch-if and run again reuses what it paid for. Of this model, only
-    // a version whose vectors give this run's (a 256-dim prefix does not give 1,536 dims).
-    const reusable = (v: DatasetVersion) =>
-      v.manifest?.model === opts.model &&
-      v.manifest.format === opts.format &&
-      reusableForm(formOfPlan(v.manifest.plan), opts.form ?? FULL_FORM);
-    const current = versions.find((v) => v.current) ?? versions.filter((v) => v.manifest).at(-1);
-    const base = current && reusable(current) ? current : versions.filter(reusable).at(-1);
+    const base = reuseBase(versions, opts);
     const temp = join(this.root, `.${name}.tmp-${process.pid}`);
     await rm(temp, { recursive: true, force: true });
     await mkdir(temp, { recursive: true });
@@ -298,4 +288,24 @@ async function linkOrCopy(from: string, to: string): Promise<void> {
     if (code !== 'EPERM' && code !== 'EXDEV' && code !== 'ENOTSUP') throw error;
     await copyFile(from, to);
   }
+}
+
+/**
+ * The version a new one starts from (its files linked in, its vectors reused): the current one;
+ * when the link is gone (deleted by hand, or a crash before the first switch), the newest complete
+ * one, so its texts are still reused rather than paid again. When the current version is of another
+ * model, the newest complete one of this model: a migration held back by --switch-if and run again
+ * reuses what it paid for. Of this model, only a version whose vectors give this run's (a 256-dim
+ * prefix does not give 1,536 dims).
+ */
+export function reuseBase(
+  versions: readonly DatasetVersion[],
+  opts: { model: string; format: 'parquet' | 'arrow'; form?: VectorForm },
+): DatasetVersion | undefined {
+  const reusable = (v: DatasetVersion) =>
+    v.manifest?.model === opts.model &&
+    v.manifest.format === opts.format &&
+    reusableForm(formOfPlan(v.manifest.plan), opts.form ?? FULL_FORM);
+  const current = versions.find((v) => v.current) ?? versions.filter((v) => v.manifest).at(-1);
+  return current && reusable(current) ? current : versions.filter(reusable).at(-1);
 }

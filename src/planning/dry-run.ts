@@ -7,7 +7,7 @@ import type { RunSizing } from '../chunking/run-sizing.js';
 import type { RunSettings } from '../config/settings.js';
 import { RunStats } from '../observability/stats.js';
 import { type RunSummary, summarize, type WorkToSend } from '../observability/summary.js';
-import { VersionedDataset } from '../output/versions.js';
+import { reuseBase, VersionedDataset } from '../output/versions.js';
 import { estimatedTranscription, transcriptDirs } from '../transcription/audio.js';
 import type { RunPlan } from './plan.js';
 import { countWorkToSend } from './to-send.js';
@@ -15,10 +15,14 @@ import { countWorkToSend } from './to-send.js';
 /** Plans the whole corpus and prices what a real run would send; calls no embeddings, writes nothing. */
 export async function dryRun(settings: RunSettings, plan: RunPlan, stats: RunStats): Promise<RunSummary> {
   const versions = await new VersionedDataset(settings.outDir).list().catch(() => []);
-  const current = versions.find((v) => v.current && v.manifest?.model === plan.model.id);
+  const base = reuseBase(versions, {
+    model: plan.model.id,
+    format: settings.outputFormat,
+    form: settings.vectors,
+  });
   const unfinished = versions.filter((v) => !v.manifest && !v.current).at(-1);
-  const dirs = [current?.dir, unfinished?.dir].filter((dir): dir is string => dir !== undefined);
-  const calibration = await readCalibration(unfinished?.dir ?? current?.dir ?? settings.outDir);
+  const dirs = [base?.dir, unfinished?.dir].filter((dir): dir is string => dir !== undefined);
+  const calibration = await readCalibration(unfinished?.dir ?? base?.dir ?? settings.outDir);
   // Audio: transcripts the dataset holds are planned as text; the rest are counted, never sent.
   const audio = await estimatedTranscription(
     settings,

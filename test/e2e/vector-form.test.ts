@@ -122,6 +122,8 @@ describe('--dims and --vector-type', () => {
     // A prefix never gives more than itself: a dataset of 16 dims pays for 32.
     const other = join(root, 'grow');
     await runJson(other, '--dims', '16');
+    const priced = await runJson(other, '--dims', '32', '--dry-run');
+    expect(priced.toSend).toMatchObject({ chunks: 120, held: 0 });
     const grown = await runJson(other, '--dims', '32');
     expect(grown).toMatchObject({ dims: 32, reused: 0 });
     expect(Number(grown.costUsd)).toBeGreaterThan(0);
