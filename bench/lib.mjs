@@ -31,10 +31,22 @@ export async function startGateway(args = [], prefix = []) {
 
 /**
  * Runs `embedpipe run … --json` in a child; samples its RSS every `sampleMs`. `prefix` runs it
- * under another command (e.g. `['taskset', '-c', '0']`).
+ * under another command (e.g. `['taskset', '-c', '0']`). `cpuMs`: its whole-process CPU, exact.
  */
-export async function runEmbedpipe(args, env, { sampleMs = 250, prefix = [] } = {}) {
-  const argv = [...prefix, process.execPath, CLI, 'run', ...args, '--json'];
+export async function runEmbedpipe(args, env, options = {}) {
+  const { stdout, samples, cpuMs } = await runMeasured([CLI, 'run', ...args, '--json'], env, options);
+  return { summary: JSON.parse(stdout), samples, cpuMs };
+}
+
+/**
+ * Runs `node ARGS` in a child to its end (under `prefix`), sampling its RSS every `sampleMs`;
+ * resolves with its stdout, the samples, and its CPU (user + system, every thread, from start to
+ * exit: read from this process's reaped-children times, so nothing between two samples is lost).
+ * Nothing else may exit meanwhile.
+ */
+export async function runMeasured(args, env, { sampleMs = 250, prefix = [] } = {}) {
+  const argv = [...prefix, process.execPath, ...args];
+  const before = await reapedChildrenCpuMs();
   const child = spawn(argv[0], argv.slice(1), {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -45,29 +57,28 @@ export async function runEmbedpipe(args, env, { sampleMs = 250, prefix = [] } = 
   child.stderr.on('data', (d) => (stderr += d));
   const samples = [];
   const started = Date.now();
-  // CPU time (user + system, every thread) as /proc last showed it: exact to within a sample.
-  let cpuMs;
   const sample = async () => {
     const rss = await rssOf(child.pid);
     if (rss) samples.push({ t: Date.now() - started, rss });
-    cpuMs = (await cpuMsOf(child.pid)) ?? cpuMs;
   };
   const timer = setInterval(sample, sampleMs);
   const [code] = await once(child, 'exit');
   clearInterval(timer);
-  if (code !== 0) throw new Error(`embedpipe run exited ${code}: ${stderr.slice(-2000)}`);
-  return { summary: JSON.parse(stdout), samples, cpuMs };
+  if (code !== 0) throw new Error(`${args.slice(0, 2).join(' ')} exited ${code}: ${stderr.slice(-2000)}`);
+  return {
+    stdout,
+    stderr,
+    samples,
+    cpuMs: (await reapedChildrenCpuMs()) - before,
+    wallMs: Date.now() - started,
+  };
 }
 
-/** CPU milliseconds a process has used (utime + stime; USER_HZ is 100 on Linux). */
-export async function cpuMsOf(pid) {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return undefined;
-  }
+/** CPU milliseconds of this process's children that have exited (cutime + cstime; USER_HZ is 100 on Linux). */
+async function reapedChildrenCpuMs() {
+  const stat = await readFile('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) * 10;
 }
 
 async function rssOf(pid) {

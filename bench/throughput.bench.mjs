@@ -10,14 +10,15 @@
 // BENCH_PIN=1: the emulator on core 1, embedpipe on core 0; run the bench itself under
 // `taskset -c 0` so the bare client shares core 0 too (npm run bench does).
 //
-// For reference, a bare client then sends the same documents, one input each, with a p-limit pool
-// of C requests of B inputs (fetch, base64, JSON.parse; no planning, no files): what this machine
-// allows with the emulator on the same two cores.
+// The reference: the openai SDK with a p-limit pool of C requests of B inputs, in its own process
+// pinned like embedpipe (reference-client.mjs), sending the same documents, one input each; both
+// whole-process CPU figures are exact (reaped-children times). Then a floor: bare fetch in the bench
+// process (base64 left undecoded; no planning, no files).
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { API_KEY, mb, runEmbedpipe, startGateway, writeJsonlCorpus } from './lib.mjs';
+import { API_KEY, mb, runEmbedpipe, runMeasured, startGateway, writeJsonlCorpus } from './lib.mjs';
 import { writeMultilingualCorpus } from './multilingual.mjs';
 
 const latencyMs = Number(process.argv[2] ?? 50);
@@ -87,11 +88,17 @@ try {
       `  embedpipe CPU (all threads, start-up included): ${(cpuMs / 1000).toFixed(2)} s = ${((cpuMs / summary.rows) * 1000).toFixed(1)} ms per 1,000 vectors; ` +
         `${mbPerS.toFixed(2)} MB/s of corpus over the whole run; peak RSS ${peakMb.toFixed(0)} MB${pinned ? '; pinned: emulator core 1, client core 0' : ''}`,
     );
+  const sdk = await referenceClient(gateway.baseUrl, input);
+  console.log(
+    `  reference: openai SDK + p-limit pool, own process${pinned ? ' on core 0' : ''}: ${sdk.rate.toFixed(0)} vectors/s while sending = ${pct(sdk.rate)}, ` +
+      `${sdk.wallRate.toFixed(0)}/s spawn to exit; ${sdk.cpuMsPer1k.toFixed(1)} CPU ms per 1,000 vectors (whole process); ` +
+      `embedpipe = ${(rate / sdk.rate).toFixed(2)}x it while embedding, ${(wallRate / sdk.wallRate).toFixed(2)}x spawn to exit, ` +
+      `CPU ${(cpuMs / summary.rows / (sdk.cpuMsPer1k / 1000)).toFixed(2)}x`,
+  );
   const bare = await bareClient(gateway.baseUrl, input);
   console.log(
-    `  bare client (same documents, no planning, no files): ${bare.rate.toFixed(0)} vectors/s = ${pct(bare.rate)}, ` +
-      `${bare.cpuMsPer1k.toFixed(1)} CPU ms per 1,000 vectors; embedpipe while embedding = ${(rate / bare.rate).toFixed(2)}x it, ` +
-      `over the whole run ${(wallRate / bare.rate).toFixed(2)}x`,
+    `  floor: bare fetch in the bench process (base64 not even decoded to numbers): ${bare.rate.toFixed(0)} vectors/s = ${pct(bare.rate)}, ` +
+      `${bare.cpuMsPer1k.toFixed(1)} CPU ms per 1,000 vectors (sending only); embedpipe while embedding = ${(rate / bare.rate).toFixed(2)}x it`,
   );
   if (summary.status !== 'done' || summary.failures > 0 || summary.rejects > 0) {
     console.log(
@@ -101,6 +108,22 @@ try {
 } finally {
   await gateway.stop();
   await rm(dir, { recursive: true, force: true });
+}
+
+/** The openai SDK pool (reference-client.mjs) in its own process, pinned like embedpipe. */
+async function referenceClient(baseUrl, corpusPath) {
+  const script = new URL('./reference-client.mjs', import.meta.url).pathname;
+  const { stdout, cpuMs, wallMs } = await runMeasured(
+    [script, corpusPath, model, String(concurrency), String(inputs)],
+    { EMBEDPIPE_BASE_URL: baseUrl, EMBEDPIPE_API_KEY: API_KEY },
+    { prefix: pinned ? ['taskset', '-c', '0'] : [] },
+  );
+  const { vectors, sendingMs } = JSON.parse(stdout);
+  return {
+    rate: vectors / (sendingMs / 1000),
+    wallRate: vectors / (wallMs / 1000),
+    cpuMsPer1k: (cpuMs / vectors) * 1000,
+  };
 }
 
 /** Vectors per second, and CPU per vector, of a plain p-limit pool sending the corpus's texts as they are. */

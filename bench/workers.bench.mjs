@@ -19,7 +19,7 @@ const inputsPerRequest = 64;
 
 const dir = await mkdtemp(join(tmpdir(), 'embedpipe-workers-bench-'));
 const redisServer = await startRedis(dir);
-const emulator = await startEmulator({ keys: [{ key: API_KEY, credits: 1e9 }], latencyMs });
+const emulator = await startEmulator({ keys: [{ key: API_KEY, credits: 1e9 }], faults: { latencyMs } });
 const env = { PATH: process.env.PATH, EMBEDPIPE_API_KEY: API_KEY, EMBEDPIPE_BASE_URL: emulator.baseUrl };
 const redisUrl = redisServer.url;
 try {
@@ -66,7 +66,8 @@ try {
     // The window opens at the first answer: add one request's time so it counts whole requests.
     const seconds = (last - first) / 1000 + latencyMs / 1000;
     const rate = inputs / seconds;
-    single ??= rate;
+    // One worker's rate: the first count's, per worker (exactly one worker's when the list starts at 1).
+    single ??= rate / workers;
     const ceiling = (workers * concurrency * inputsPerRequest) / (latencyMs / 1000);
     console.log(
       `${workers} worker(s) × ${concurrency}: ${inputs} inputs at the gateway in ${seconds.toFixed(1)} s = ` +
