@@ -6,7 +6,7 @@ import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 
-export const CLI = new URL('../dist/cli/main.js', import.meta.url).pathname;
+export const CLI = new URL('../dist/bundle/main.js', import.meta.url).pathname;
 export const API_KEY = 'emu-test-key';
 
 /**

@@ -1,17 +1,18 @@
 /**
  * The CLI starts fast because commands load their heavy modules (pipeline, emulator, Arrow, Parquet,
- * undici, pino…) only in their actions. These tests run the built CLI with a module-load hook that
- * records every ES module it loads, and fail when --version or --help pulls in anything heavy.
+ * undici, pino…) only in their actions. These tests run tsc's output (one module per source file,
+ * split the same way in the bundle users run) with a module-load hook that records every ES module
+ * it loads, and fail when --version or --help pulls in anything heavy; and the bundle itself.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
-import { CLI, cleanEnv, runCli } from '../helpers/cli.js';
+import { CLI, cleanEnv, runCli, UNBUNDLED_CLI } from '../helpers/cli.js';
 
 const execFileAsync = promisify(execFile);
 const root = pathToFileURL(resolve('.')).href;
@@ -51,13 +52,14 @@ afterAll(async () => {
 async function loadsOf(
   args: readonly string[],
   env: Record<string, string> = {},
+  cli = UNBUNDLED_CLI,
 ): Promise<{ stdout: string; loaded: string[] }> {
   const trace = join(dir, `loads-${args.length}-${Math.random().toString(16).slice(2)}.txt`);
   await writeFile(trace, '');
   const register = `import { register } from 'node:module'; register(${JSON.stringify(hookUrl)});`;
   const { stdout } = await execFileAsync(
     process.execPath,
-    ['--require', cjsHook, '--import', `data:text/javascript,${encodeURIComponent(register)}`, CLI, ...args],
+    ['--require', cjsHook, '--import', `data:text/javascript,${encodeURIComponent(register)}`, cli, ...args],
     { env: cleanEnv({ ...env, EMBEDPIPE_TEST_LOADS: trace }) },
   );
   const loaded = (await readFile(trace, 'utf8'))
@@ -118,6 +120,18 @@ describe('CLI startup', () => {
     } finally {
       await emulator.close();
     }
+  });
+
+  it('the bundle users run splits the same way: --help loads a small part of it', async () => {
+    const { stdout, loaded } = await loadsOf(['run', '--help'], {}, CLI);
+    expect(stdout).toContain('Usage: embedpipe run');
+    expect(loaded.every((path) => path.startsWith('dist/bundle/') || path === 'package.json')).toBe(true);
+    const sizeOf = async (paths: readonly string[]) =>
+      (await Promise.all(paths.map((path) => stat(path)))).reduce((sum, s) => sum + s.size, 0);
+    const everything = (await readdir('dist/bundle')).map((name) => join('dist/bundle', name));
+    expect(await sizeOf(loaded.filter((path) => path.endsWith('.js')))).toBeLessThan(
+      (await sizeOf(everything)) / 10,
+    );
   });
 
   it('--version prints the package version', async () => {

@@ -1,9 +1,14 @@
-/** Runs the built CLI (dist/) as a user would: a child process with its own environment. */
+/**
+ * Runs the built CLI as a user would (the bundle `bin` names, dist/bundle/): a child process with
+ * its own environment.
+ */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-export const CLI = resolve('dist/cli/main.js');
+export const CLI = resolve('dist/bundle/main.js');
+/** tsc's output, one module per source file: where the lazy loading of commands can be watched. */
+export const UNBUNDLED_CLI = resolve('dist/cli/main.js');
 
 export interface CliResult {
   code: number | null;
