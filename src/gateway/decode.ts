@@ -103,12 +103,15 @@ export function decodeEmbeddings(body: unknown, inputCount: number): EmbeddingsR
   const vectors = new Array<Float32Array>(inputCount);
   let dims = 0;
   let floats = 0;
+  // Base64 vectors are decoded into one buffer for the whole answer, each a view of its own rows:
+  // one allocation per request instead of one per vector (each is a backing store the GC tracks).
+  const shared = sharedBase64Buffer(items);
   for (let position = 0; position < items.length; position++) {
     const where = `data[${position}].embedding`;
     const embedding = items[position]!.embedding;
     let vector: Float32Array;
     if (typeof embedding === 'string') {
-      vector = decodeBase64Float32(embedding, where);
+      vector = decodeBase64Float32(embedding, where, shared?.subarray(position * shared.dims, (position + 1) * shared.dims));
     } else if (Array.isArray(embedding)) {
       vector = floatsFrom(embedding, where);
       floats++;
@@ -183,17 +186,37 @@ const LITTLE_ENDIAN = endianness() === 'LE';
  * Base64 of little-endian float32 → Float32Array. The bytes are decoded straight into the array's
  * own (hence aligned) buffer: no intermediate Buffer, no unaligned pool slice, one allocation.
  */
-export function decodeBase64Float32(text: string, where = 'embedding'): Float32Array {
+export function decodeBase64Float32(text: string, where = 'embedding', into?: Float32Array): Float32Array {
   const byteLength = base64ByteLength(text, where);
   if (byteLength % 4 !== 0) {
     throw new ShapeError(`${where} is ${byteLength} bytes of base64, not a multiple of 4`);
   }
-  const vector = new Float32Array(byteLength / 4);
+  // `into` is used when it is exactly the vector's size (another size is the caller's dims check).
+  const vector = into?.byteLength === byteLength ? into : new Float32Array(byteLength / 4);
   const bytes = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
   // Node's decoder skips characters outside the alphabet, so fewer bytes than promised means bad input.
   if (bytes.write(text, 'base64') !== byteLength) throw new ShapeError(`${where} is not valid base64`);
   if (!LITTLE_ENDIAN) bytes.swap32();
   return vector;
+}
+
+/**
+ * One zeroed buffer for every vector of an answer whose items are all base64, sized by the first
+ * (`dims`: floats per vector); undefined when they are not, or the first is not a whole vector.
+ */
+function sharedBase64Buffer(
+  items: readonly Record<string, unknown>[],
+): (Float32Array & { dims: number }) | undefined {
+  const first = items[0]?.embedding;
+  if (typeof first !== 'string' || !items.every((item) => typeof item.embedding === 'string')) return undefined;
+  let bytes: number;
+  try {
+    bytes = base64ByteLength(first, 'data[0].embedding');
+  } catch {
+    return undefined;
+  }
+  if (bytes === 0 || bytes % 4 !== 0) return undefined;
+  return Object.assign(new Float32Array((bytes / 4) * items.length), { dims: bytes / 4 });
 }
 
 /** Decoded size of a base64 string, padded or not. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBase64Float32, ShapeError } from '../../src/gateway/decode.js';
+import { decodeBase64Float32, decodeEmbeddings, ShapeError } from '../../src/gateway/decode.js';
 
 function randomVector(length: number): Float32Array {
   const vector = new Float32Array(length);
@@ -51,5 +51,28 @@ describe('decodeBase64Float32', () => {
     const start = performance.now();
     for (const text of texts) decodeBase64Float32(text);
     expect(performance.now() - start).toBeLessThan(1000);
+  });
+});
+
+describe('decodeEmbeddings: base64 answers', () => {
+  const item = (vector: Float32Array, index: number) => ({
+    index,
+    embedding: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64'),
+  });
+
+  it('decodes every vector of an answer into one buffer, each placed by its index', () => {
+    const vectors = [randomVector(8), randomVector(8), randomVector(8)];
+    const result = decodeEmbeddings(
+      { data: [item(vectors[2]!, 2), item(vectors[0]!, 0), item(vectors[1]!, 1)] },
+      3,
+    );
+    expect(result.vectors).toEqual(vectors);
+    expect(new Set(result.vectors.map((v) => v.buffer)).size).toBe(1);
+    expect(result.vectors.every((v) => v.length === 8)).toBe(true);
+  });
+
+  it('still refuses a vector of another length in the middle', () => {
+    const data = [item(randomVector(8), 0), item(randomVector(6), 1), item(randomVector(8), 2)];
+    expect(() => decodeEmbeddings({ data }, 3)).toThrow('data[1].embedding has 6 dimensions, data[0] has 8');
   });
 });
