@@ -111,7 +111,11 @@ export function decodeEmbeddings(body: unknown, inputCount: number): EmbeddingsR
     const embedding = items[position]!.embedding;
     let vector: Float32Array;
     if (typeof embedding === 'string') {
-      vector = decodeBase64Float32(embedding, where, shared?.subarray(position * shared.dims, (position + 1) * shared.dims));
+      vector = decodeBase64Float32(
+        embedding,
+        where,
+        shared?.subarray(position * shared.dims, (position + 1) * shared.dims),
+      );
     } else if (Array.isArray(embedding)) {
       vector = floatsFrom(embedding, where);
       floats++;
@@ -208,7 +212,8 @@ function sharedBase64Buffer(
   items: readonly Record<string, unknown>[],
 ): (Float32Array & { dims: number }) | undefined {
   const first = items[0]?.embedding;
-  if (typeof first !== 'string' || !items.every((item) => typeof item.embedding === 'string')) return undefined;
+  if (typeof first !== 'string' || !items.every((item) => typeof item.embedding === 'string'))
+    return undefined;
   let bytes: number;
   try {
     bytes = base64ByteLength(first, 'data[0].embedding');
