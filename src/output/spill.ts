@@ -143,7 +143,7 @@ async function segmentFiles(dir: string): Promise<string[]> {
 function encode({ plannedChunks, embedded }: SpilledBatch): Buffer[] {
   const { vectors, ...rest } = embedded;
   const json = Buffer.from(JSON.stringify({ plannedChunks, embedded: rest }), 'utf8');
-  const parts = vectors.map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength));
+  const parts = contiguous(vectors);
   const head = Buffer.allocUnsafe(8);
   head.writeUInt32LE(json.length, 0);
   head.writeUInt32LE(
@@ -155,6 +155,24 @@ function encode({ plannedChunks, embedded }: SpilledBatch): Buffer[] {
   const tail = Buffer.allocUnsafe(4);
   tail.writeUInt32LE(crc, 0);
   return [head, json, ...parts, tail];
+}
+
+/**
+ * The vectors' bytes as few buffers as they allow: the vectors of one answer are views of one
+ * buffer, in order (gateway/decode.ts), so a batch is usually a single part.
+ */
+function contiguous(vectors: readonly Float32Array[]): Buffer[] {
+  const parts: Buffer[] = [];
+  let last: { buffer: ArrayBufferLike; start: number; end: number } | undefined;
+  for (const v of vectors) {
+    if (last && last.buffer === v.buffer && last.end === v.byteOffset) last.end += v.byteLength;
+    else {
+      if (last) parts.push(Buffer.from(last.buffer, last.start, last.end - last.start));
+      last = { buffer: v.buffer, start: v.byteOffset, end: v.byteOffset + v.byteLength };
+    }
+  }
+  if (last) parts.push(Buffer.from(last.buffer, last.start, last.end - last.start));
+  return parts;
 }
 
 function decode(body: Buffer, jsonBytes: number): SpilledBatch {
