@@ -1,6 +1,6 @@
-// `npm run bench`: every benchmark in turn (numbers, not pass/fail). BENCH_MB sets the memory
-// benchmark's corpus size (default 1024 MB; it takes a few minutes on 2 cores), BENCH_PLANNER_MB the
-// planner benchmark's (default 256 MB per corpus, three corpora, each on one core and on all).
+// `npm run bench`: every benchmark in turn (numbers, not pass/fail). The memory benchmark runs on a
+// 256 MB and a 4 GB corpus (BENCH_MB per entry below; the 4 GB one takes ~5 minutes on 2 cores),
+// BENCH_PLANNER_MB sets the planner benchmark's size (default 256 MB per corpus, three corpora, each on one core and on all).
 import { spawnSync } from 'node:child_process';
 
 const benches = [
@@ -19,7 +19,11 @@ const benches = [
   ['incremental.bench.mjs'],
   ['compact.bench.mjs'],
   ['contract.bench.mjs'],
-  ['memory.bench.mjs'],
+  // Memory flat in the corpus size: a 256 MB and a 4 GB corpus (about 5 minutes).
+  ['memory.bench.mjs', { BENCH_MB: '256' }],
+  ['memory.bench.mjs', { BENCH_MB: '4096' }],
+  // Workers at 500 ms latency: 1, 2 and 4 of them, measured at the gateway.
+  ['workers.bench.mjs', '30000', '1,2,4'],
 ];
 const hasTaskset = spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 for (const [file, ...rest] of benches) {
@@ -31,8 +35,8 @@ for (const [file, ...rest] of benches) {
       .map(([k, v]) => `${k}=${v}`)
       .join(' ')}`,
   );
-  // Throughput: the emulator on core 1, embedpipe and the bare client on core 0 (a fair comparison
-  // on two cores), where taskset exists.
+  // Throughput: the emulator on core 1, embedpipe, the SDK reference and the bare client on core 0
+  // (a fair comparison on two cores), where taskset exists.
   const pin = file === 'throughput.bench.mjs' && hasTaskset ? ['taskset', '-c', '0'] : [];
   const argv = [...pin, process.execPath, new URL(file, import.meta.url).pathname, ...args];
   const run = spawnSync(argv[0], argv.slice(1), {

@@ -71,6 +71,13 @@ const RULES: Rule[] = [
     },
   },
   {
+    match: /^BENCH_PIN=1 taskset -c 0 node bench\/[\w-]+\.bench\.mjs( [\w,]+)*$/,
+    how: {
+      notRun: 'one benchmark, pinned: a minute of load on both cores, numbers rather than pass/fail',
+      check: (words) => expect(existsSync(words.find((w) => w.startsWith('bench/'))!)).toBe(true),
+    },
+  },
+  {
     match: /^npm run job-schema$/,
     how: {
       notRun:
