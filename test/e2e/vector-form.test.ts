@@ -180,5 +180,15 @@ describe('--dims and --vector-type', () => {
     const sizes = report.versions.map((v: { bytesPerVector: number }) => v.bytesPerVector);
     expect(sizes).toEqual([48 * 4, 48 * 2, 48 + 4, 6]);
     expect(float16Value(0x3c00)).toBe(1);
+    // Synced as it is (the float32 column, 48 dims), and searched there with the query cut alike.
+    const store = `lancedb://${join(root, 'lance')}?table=docs`;
+    const synced = await runCli(['sync', out, '--to', store]);
+    expect(synced.code, synced.stderr).toBe(0);
+    expect(synced.stdout).toMatch(/48 dims/);
+    const verified = await runCli(['sync', out, '--to', store, '--verify']);
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    const inStore = await runCli(['search', store, 'document 7:', '--emulator', '--json', '-k', '3']);
+    expect(inStore.code, inStore.stderr).toBe(0);
+    expect(JSON.parse(inStore.stdout).hits).toHaveLength(3);
   });
 });

@@ -51,8 +51,9 @@ async function writeParts(
   count: number,
   dims: number,
   dir = freshDir(),
+  metadata: Record<string, string> = RUN,
 ): Promise<Dataset> {
-  const writer = new DatasetWriter({ dir, format, metadata: RUN, dims });
+  const writer = new DatasetWriter({ dir, format, metadata, dims });
   const batches: EmbeddedBatch[] = [];
   const parts: string[] = [];
   for (let i = 0; i < count; i++) {
@@ -63,9 +64,9 @@ async function writeParts(
     parts.push((await writer.writePart(batchId, batch, { 'embedpipe.batch': record })).file);
     batches.push(batch);
   }
-  const metadata = new Map<string, Record<string, string>>();
-  for (const batch of batches) metadata.set(batch.batchId, await writer.readPartMetadata(batch.batchId));
-  return { dir, format, batches, parts, metadata };
+  const partMetadata = new Map<string, Record<string, string>>();
+  for (const batch of batches) partMetadata.set(batch.batchId, await writer.readPartMetadata(batch.batchId));
+  return { dir, format, batches, parts, metadata: partMetadata };
 }
 
 interface ExpectedRow {
@@ -170,6 +171,24 @@ describe('compactParts (Parquet)', () => {
         expect(Number(g['bytes'])).toBeLessThan(rowGroupBytes * 1.25);
       }
     }
+  });
+
+  it('carries the quantized columns (--vector-type) through, value for value', async () => {
+    const plan = JSON.stringify({ vectors: { types: ['float16', 'int8', 'binary'] } });
+    const data = await writeParts('parquet', 12, 20, freshDir(), { ...RUN, 'embedpipe.plan': plan });
+    const columns = `embedding_float16::VARCHAR AS h, embedding_int8::VARCHAR AS q, embedding_int8_scale AS s,
+                     hex(embedding_binary) AS b`;
+    const before = await query(
+      `SELECT ${columns} FROM read_parquet(${sqlString(join(data.dir, '*.parquet'))}, filename = true, file_row_number = true)
+        ORDER BY filename, file_row_number`,
+    );
+    await compactParts({ dir: data.dir, format: 'parquet', parts: data.parts, targetFileBytes: 16 * 1024 });
+    const after = await query(
+      `SELECT ${columns} FROM read_parquet(${sqlString(join(data.dir, '*.parquet'))}, filename = true, file_row_number = true)
+        ORDER BY filename, file_row_number`,
+    );
+    expect(after.length).toBeGreaterThan(100);
+    expect(after).toEqual(before);
   });
 
   it('caps row groups by rows too, and keeps wasm memory flat over repeated compactions', async () => {
