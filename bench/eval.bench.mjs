@@ -16,7 +16,9 @@ const corpus = join(root, 'docs.jsonl');
 
 function cli(args) {
   const started = process.hrtime.bigint();
-  const run = spawnSync('/usr/bin/time', ['-f', '%U %S', process.execPath, CLI, ...args], {
+  // BENCH_NODE_ARGS: node flags for the CLI, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+  const node = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const run = spawnSync('/usr/bin/time', ['-f', '%U %S', process.execPath, ...node, CLI, ...args], {
     encoding: 'utf8',
     maxBuffer: 1 << 28,
   });

@@ -6,7 +6,7 @@
  */
 import type { CostBudget } from '../embedding/cost-budget.js';
 import type { GatewayClient } from '../gateway/index.js';
-import { documentIndex, type RankLevel, rankTop, scoreAll } from './exact-search.js';
+import { documentIndex, QUERY_BLOCK, type RankLevel, rankTop, scoreBlock } from './exact-search.js';
 import {
   comparePaired,
   type MetricTable,
@@ -168,15 +168,19 @@ function measure(
   const scored: ScoredItem[][] = [];
   const rankings: string[][] = [];
   const documents = querySet.level === 'document' ? documentIndex(version) : undefined;
-  querySet.queries.forEach((query, i) => {
-    const vector = queryMatrix.subarray(i * version.dims, (i + 1) * version.dims);
-    const ranking = rankTop(version, scoreAll(version, vector), k, querySet.level, documents);
-    rankings.push(ranking.keys);
-    results.push({ ranked: ranking.keys, relevant: query.relevant });
-    scored.push(
-      ranking.keys.map((key, r) => ({ score: ranking.scores[r]!, relevant: query.relevant.has(key) })),
-    );
-  });
+  const { queries } = querySet;
+  for (let first = 0; first < queries.length; first += QUERY_BLOCK) {
+    const count = Math.min(QUERY_BLOCK, queries.length - first);
+    for (const [i, scores] of scoreBlock(version, queryMatrix, first, count).entries()) {
+      const query = queries[first + i]!;
+      const ranking = rankTop(version, scores, k, querySet.level, documents);
+      rankings.push(ranking.keys);
+      results.push({ ranked: ranking.keys, relevant: query.relevant });
+      scored.push(
+        ranking.keys.map((key, r) => ({ score: ranking.scores[r]!, relevant: query.relevant.has(key) })),
+      );
+    }
+  }
   return { table: metricTable(results), rankings, scored };
 }
 

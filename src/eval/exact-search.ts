@@ -39,6 +39,78 @@ export function scoreAll(version: VersionVectors, query: Float32Array): Float32A
   return scores;
 }
 
+/** Queries scored together by scoreBlock. */
+export const QUERY_BLOCK = 8;
+
+/**
+ * The cosines of up to QUERY_BLOCK unit queries (rows `first…` of `queries`) with every row, in one
+ * pass over the version: a large version does not fit in the CPU's caches, and one query at a time
+ * read it from memory once per query. Sums are doubles as in scoreAll, so the float32 scores agree.
+ * The eight queries and sums are written out: V8 keeps them in registers, and a loop over an array of
+ * sums ran 2.4x slower.
+ */
+export function scoreBlock(
+  version: VersionVectors,
+  queries: Float32Array,
+  first: number,
+  count: number,
+): Float32Array[] {
+  const { matrix, dims, rows } = version;
+  const q = (i: number) =>
+    i < count ? queries.subarray((first + i) * dims, (first + i + 1) * dims) : new Float32Array(dims);
+  const [q0, q1, q2, q3, q4, q5, q6, q7] = Array.from({ length: QUERY_BLOCK }, (_, i) => q(i)) as [
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+  ];
+  const out = Array.from({ length: QUERY_BLOCK }, () => new Float32Array(rows));
+  const [s0, s1, s2, s3, s4, s5, s6, s7] = out as [
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+    Float32Array,
+  ];
+  for (let row = 0, start = 0; row < rows; row++, start += dims) {
+    let a0 = 0;
+    let a1 = 0;
+    let a2 = 0;
+    let a3 = 0;
+    let a4 = 0;
+    let a5 = 0;
+    let a6 = 0;
+    let a7 = 0;
+    for (let j = 0; j < dims; j++) {
+      const m = matrix[start + j]!;
+      a0 += m * q0[j]!;
+      a1 += m * q1[j]!;
+      a2 += m * q2[j]!;
+      a3 += m * q3[j]!;
+      a4 += m * q4[j]!;
+      a5 += m * q5[j]!;
+      a6 += m * q6[j]!;
+      a7 += m * q7[j]!;
+    }
+    s0[row] = a0;
+    s1[row] = a1;
+    s2[row] = a2;
+    s3[row] = a3;
+    s4[row] = a4;
+    s5[row] = a5;
+    s6[row] = a6;
+    s7[row] = a7;
+  }
+  return out.slice(0, count);
+}
+
 /** Each row's document as a number, and the documents' ids: built once per version. */
 export interface DocumentIndex {
   readonly ofRow: Int32Array;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { documentIndex, rankTop, scoreAll } from '../../src/eval/exact-search.js';
+import { documentIndex, QUERY_BLOCK, rankTop, scoreAll, scoreBlock } from '../../src/eval/exact-search.js';
+import { seeded } from '../helpers/corpus.js';
 import { versionOf as version } from './versions.js';
 
 describe('exact search', () => {
@@ -28,5 +29,28 @@ describe('exact search', () => {
     expect(ranking.keys).toEqual(['a', 'c', 'd']);
     expect(ranking.scores[0]).toBeCloseTo(1, 6);
     expect(documentIndex(v)).toMatchObject({ ids: ['a', 'b', 'c', 'd'] });
+  });
+});
+
+describe('scoreBlock', () => {
+  it('gives every query of a block, a partial last block too, the scores scoreAll gives it', () => {
+    const rand = seeded(3);
+    const dims = 37;
+    const v = version(
+      Array.from({ length: 50 }, (_, i) => ({
+        id: `d${i}`,
+        v: Array.from({ length: dims }, () => rand() - 0.5),
+      })),
+    );
+    const queries = version(
+      Array.from({ length: 11 }, (_, i) => ({
+        id: `q${i}`,
+        v: Array.from({ length: dims }, () => rand() - 0.5),
+      })),
+    ).matrix;
+    const blocked = [...scoreBlock(v, queries, 0, QUERY_BLOCK), ...scoreBlock(v, queries, QUERY_BLOCK, 3)];
+    expect(blocked).toHaveLength(11);
+    for (const [i, scores] of blocked.entries())
+      expect(scores).toEqual(scoreAll(v, queries.subarray(i * dims, (i + 1) * dims)));
   });
 });
