@@ -147,7 +147,8 @@ export class ReusingEmbedder {
       chunks.push(chunk);
       out.push(sent.vectors[i]!);
     }
-    return { ...sent, batchId: batch.batchId, chunks, vectors: out.map((vector) => this.#kept(vector)) };
+    const kept = this.#options.dims === undefined ? out : out.map((vector) => this.#kept(vector));
+    return { ...sent, batchId: batch.batchId, chunks, vectors: kept };
   }
 
   /** A vector in the dataset's dims; a gateway answer of fewer dims than `--dims` stops the run. */

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { formOfPlan, type VectorForm } from '../embedding/vector-form.js';
 import { UsageError } from '../errors.js';
-import { readColumns } from '../output/columns.js';
+import { copyVectors, readColumns, utf8Values } from '../output/columns.js';
 import type { Manifest } from '../output/manifest-types.js';
 import { EMBEDDING_COLUMN, ID_COLUMN, INDEX_COLUMN } from '../output/table.js';
 import { VersionedDataset } from '../output/versions.js';
@@ -53,7 +53,7 @@ export async function loadVersionVectors(dir: string, name: string): Promise<Ver
   const ids: string[] = [];
   const texts: string[] = [];
   const indexes: number[] = [];
-  const parts: Float32Array[] = [];
+  const matrix = new Float32Array(manifest.counts.rows * dims);
   for (const file of manifest.files) {
     const table = await readColumns(join(version.dir, file), manifest.format, [
       ID_COLUMN,
@@ -61,30 +61,22 @@ export async function loadVersionVectors(dir: string, name: string): Promise<Ver
       'text',
       EMBEDDING_COLUMN,
     ]);
-    const idColumn = table.getChild(ID_COLUMN)!;
-    const indexColumn = table.getChild(INDEX_COLUMN)!;
-    const textColumn = table.getChild('text')!;
-    const vectors = table.getChild(EMBEDDING_COLUMN)!;
-    const block = new Float32Array(table.numRows * dims);
-    for (let row = 0; row < table.numRows; row++) {
-      const values = (vectors.get(row) as { toArray(): Float32Array } | null)?.toArray();
-      if (!values || values.length !== dims)
-        throw new UsageError(
-          `${file} row ${row} has no vector of ${dims} dims: check it with embedpipe verify`,
-        );
-      block.set(values, row * dims);
-      ids.push(String(idColumn.get(row)));
-      indexes.push(Number(indexColumn.get(row)));
-      texts.push(String(textColumn.get(row) ?? ''));
-    }
-    parts.push(block);
+    const at = ids.length;
+    if (
+      at + table.numRows > manifest.counts.rows ||
+      !copyVectors(table.getChild(EMBEDDING_COLUMN)!, dims, matrix, at)
+    )
+      throw new UsageError(
+        `${file} does not hold the ${dims}-dim vectors its manifest counts: check it with embedpipe verify`,
+      );
+    for (const id of utf8Values(table.getChild(ID_COLUMN)!)) ids.push(id);
+    for (const text of utf8Values(table.getChild('text')!)) texts.push(text);
+    for (const index of table.getChild(INDEX_COLUMN)!) indexes.push(Number(index));
   }
-  const matrix = new Float32Array(ids.length * dims);
-  let offset = 0;
-  for (const part of parts) {
-    matrix.set(part, offset);
-    offset += part.length;
-  }
+  if (ids.length !== manifest.counts.rows)
+    throw new UsageError(
+      `${dir}: version ${name} holds ${ids.length} rows, its manifest counts ${manifest.counts.rows}: check it with embedpipe verify`,
+    );
   normalizeRows(matrix, dims);
   return {
     name,

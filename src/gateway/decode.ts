@@ -111,11 +111,7 @@ export function decodeEmbeddings(body: unknown, inputCount: number): EmbeddingsR
     const embedding = items[position]!.embedding;
     let vector: Float32Array;
     if (typeof embedding === 'string') {
-      vector = decodeBase64Float32(
-        embedding,
-        where,
-        shared?.subarray(position * shared.dims, (position + 1) * shared.dims),
-      );
+      vector = decodeBase64Float32(embedding, where, shared?.(position));
     } else if (Array.isArray(embedding)) {
       vector = floatsFrom(embedding, where);
       floats++;
@@ -205,12 +201,13 @@ export function decodeBase64Float32(text: string, where = 'embedding', into?: Fl
 }
 
 /**
- * One zeroed buffer for every vector of an answer whose items are all base64, sized by the first
- * (`dims`: floats per vector); undefined when they are not, or the first is not a whole vector.
+ * One buffer for every vector of an answer whose items are all base64, sized by the first: returns
+ * each position's view of it. Undefined when they are not all base64, or the first is no whole
+ * vector (the per-vector decode then says what is wrong).
  */
 function sharedBase64Buffer(
   items: readonly Record<string, unknown>[],
-): (Float32Array & { dims: number }) | undefined {
+): ((position: number) => Float32Array) | undefined {
   const first = items[0]?.embedding;
   if (typeof first !== 'string' || !items.every((item) => typeof item.embedding === 'string'))
     return undefined;
@@ -221,7 +218,9 @@ function sharedBase64Buffer(
     return undefined;
   }
   if (bytes === 0 || bytes % 4 !== 0) return undefined;
-  return Object.assign(new Float32Array((bytes / 4) * items.length), { dims: bytes / 4 });
+  const dims = bytes / 4;
+  const buffer = new Float32Array(dims * items.length);
+  return (position) => buffer.subarray(position * dims, (position + 1) * dims);
 }
 
 /** Decoded size of a base64 string, padded or not. */

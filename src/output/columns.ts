@@ -108,3 +108,21 @@ export function utf8Values(column: Vector): string[] {
   }
   return values;
 }
+
+/**
+ * The vectors of a non-null fixed_size_list<float32>[dims] column into `into` from row `at` on, a
+ * copy per record batch (not per row). False when the column is not that (another type or size,
+ * nulls), and nothing is trusted of what was copied.
+ */
+export function copyVectors(column: Vector, dims: number, into: Float32Array, at: number): boolean {
+  let row = at;
+  for (const data of column.data) {
+    const child = data.children[0];
+    const size = (data.type as { listSize?: number }).listSize;
+    if (size !== dims || data.nullCount > 0 || !(child?.values instanceof Float32Array)) return false;
+    const start = data.offset * dims + child.offset;
+    into.set(child.values.subarray(start, start + data.length * dims), row * dims);
+    row += data.length;
+  }
+  return true;
+}
