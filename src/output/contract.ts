@@ -37,21 +37,69 @@ export type ContractCheck =
 /** Offending ids named per violation (the count says how many there are). */
 export const IDS_NAMED = 5;
 
-/** The chunks a plan wants in the version, per document (its side of the contract). */
+/** A chunk index the plan does not name (a gap in a document's keys). */
+const UNNAMED = Number.NaN;
+
+/**
+ * The chunks a plan wants in the version, per document (its side of the contract). The hash keys
+ * of all documents are in one Float64Array, each document's in one range: 8 bytes a chunk (an
+ * array per document held its keys as heap numbers, ~24 bytes a chunk, millions in a large run).
+ */
 export class ExpectedRows {
-  /** Document id → hash key per chunk index (undefined: a chunk the plan does not name). */
-  readonly #keys = new Map<string, (number | undefined)[]>();
+  /** Document id → its number. */
+  readonly #numbers = new Map<string, number>();
+  /** Per document number: where its keys start in #pool, and how many (its highest index + 1). */
+  #first = new Int32Array(1024);
+  #count = new Int32Array(1024);
+  #pool = new Float64Array(4096);
+  #end = 0;
   /** Documents re-planned by a batch: any chunks numbered 0..k-1, from the file holding that batch. */
   readonly #replanned = new Map<string, string>();
 
   /** A chunk of the plan. */
   add(documentId: string, index: number, hash: string): void {
-    let keys = this.#keys.get(documentId);
-    if (keys === undefined) {
-      keys = [];
-      this.#keys.set(documentId, keys);
+    this.#set(documentId, index, hashKey(hash));
+  }
+
+  #set(documentId: string, index: number, key: number): void {
+    let number = this.#numbers.get(documentId);
+    if (number === undefined) {
+      number = this.#numbers.size;
+      this.#numbers.set(documentId, number);
+      if (number === this.#first.length) {
+        this.#first = grown(this.#first, 2 * number);
+        this.#count = grown(this.#count, 2 * number);
+      }
+      this.#first[number] = this.#end;
+      this.#count[number] = 0;
     }
-    keys[index] = hashKey(hash);
+    const count = this.#count[number]!;
+    if (index >= count) {
+      let first = this.#first[number]!;
+      // A document's chunks come together; one planned again later moves to the end.
+      if (first + count !== this.#end) {
+        this.#reserve(count);
+        this.#pool.copyWithin(this.#end, first, first + count);
+        first = this.#end;
+        this.#first[number] = first;
+        this.#end += count;
+      }
+      this.#reserve(index + 1 - count);
+      this.#pool.fill(UNNAMED, first + count, first + index + 1);
+      this.#end = first + index + 1;
+      this.#count[number] = index + 1;
+    }
+    this.#pool[this.#first[number]! + index] = key;
+  }
+
+  /** Room for `more` keys at the end of the pool. */
+  #reserve(more: number): void {
+    if (this.#end + more <= this.#pool.length) return;
+    let length = this.#pool.length;
+    while (length < this.#end + more) length = Math.ceil(length * 1.5);
+    const pool = new Float64Array(length);
+    pool.set(this.#pool.subarray(0, this.#end));
+    this.#pool = pool;
   }
 
   /** The document's rows are those of the batch that re-planned it, in `file`. */
@@ -63,26 +111,54 @@ export class ExpectedRows {
   wants(file: string, documentId: string, index: number, key: number): boolean {
     const owner = this.#replanned.get(documentId);
     if (owner !== undefined) return owner === file;
-    return this.#keys.get(documentId)?.[index] === key;
+    return this.slot(documentId, index, key) >= 0;
   }
 
-  /** Chunks planned for the document (re-planned ones: undefined, whatever its batch holds). */
-  chunksOf(documentId: string): readonly (number | undefined)[] | undefined {
-    return this.#replanned.has(documentId) ? undefined : this.#keys.get(documentId);
+  /**
+   * Where the plan's row (documentId, index) with this key is among all its rows (0 to `slots`), or
+   * -1 when it does not want it or the document was re-planned (see wants).
+   */
+  slot(documentId: string, index: number, key: number): number {
+    if (this.#replanned.has(documentId)) return -1;
+    const number = this.#numbers.get(documentId);
+    if (number === undefined || index < 0 || index >= this.#count[number]!) return -1;
+    const slot = this.#first[number]! + index;
+    return this.#pool[slot] === key ? slot : -1;
+  }
+
+  /** Bound of `slot`'s answers. */
+  get slots(): number {
+    return this.#end;
+  }
+
+  /**
+   * Chunks planned for the document, as hash keys by chunk index (NaN: an index the plan does not
+   * name); undefined for a re-planned document (whatever its batch holds) or an unknown one.
+   */
+  chunksOf(documentId: string): Float64Array | undefined {
+    if (this.#replanned.has(documentId)) return undefined;
+    const number = this.#numbers.get(documentId);
+    if (number === undefined) return undefined;
+    const first = this.#first[number]!;
+    return this.#pool.subarray(first, first + this.#count[number]!);
   }
 
   has(documentId: string): boolean {
-    return this.#keys.has(documentId) || this.#replanned.has(documentId);
+    return this.#numbers.has(documentId) || this.#replanned.has(documentId);
   }
 
   documents(): IterableIterator<string> {
-    return new Set([...this.#keys.keys(), ...this.#replanned.keys()]).values();
+    return new Set([...this.#numbers.keys(), ...this.#replanned.keys()]).values();
   }
 
   /** One JSON line per document: how a producer hands the plan to a distributed finalize. */
   *lines(): Generator<string> {
-    for (const [id, keys] of this.#keys) {
-      yield `${JSON.stringify([id, keys.map((k) => (k === undefined ? '' : k.toString(36))).join(',')])}\n`;
+    for (const [id, number] of this.#numbers) {
+      const first = this.#first[number]!;
+      const keys = [...this.#pool.subarray(first, first + this.#count[number]!)].map((k) =>
+        Number.isNaN(k) ? '' : k.toString(36),
+      );
+      yield `${JSON.stringify([id, keys.join(',')])}\n`;
     }
   }
 
@@ -91,13 +167,19 @@ export class ExpectedRows {
     for (const line of lines) {
       if (line.trim() === '') continue;
       const [id, keys] = JSON.parse(line) as [string, string];
-      expected.#keys.set(
-        id,
-        keys.split(',').map((k) => (k === '' ? undefined : Number.parseInt(k, 36))),
-      );
+      keys.split(',').forEach((k, index) => {
+        expected.#set(id, index, k === '' ? UNNAMED : Number.parseInt(k, 36));
+      });
     }
     return expected;
   }
+}
+
+/** `array` copied into a new one of `length`. */
+function grown(array: Int32Array, length: number): Int32Array<ArrayBuffer> {
+  const bigger = new Int32Array(length);
+  bigger.set(array);
+  return bigger;
 }
 
 /** Chunks that may be absent: listed as failed in `_failures.jsonl` (document id → chunk indices). */
@@ -135,7 +217,9 @@ export function selectRows(
   expected: ExpectedRows,
   mayDrop: (file: string, documentId: string) => boolean,
 ): RowSelection {
-  const taken = new Map<string, Set<number>>();
+  /** Planned rows taken already, by slot; rows of re-planned documents by id and chunk index. */
+  const taken = new Uint8Array(expected.slots);
+  const takenReplanned = new Map<string, Set<number>>();
   const dropped = new Map<string, Uint8Array>();
   const violations = new Violations();
   for (const scan of files) {
@@ -143,15 +227,24 @@ export function selectRows(
     for (let row = 0; row < scan.ids.length; row++) {
       const id = scan.ids[row]!;
       const index = scan.indices[row]!;
-      let seen = taken.get(id);
-      const wanted = expected.wants(scan.file, id, index, scan.keys[row]!);
-      if (wanted && !seen?.has(index)) {
+      const key = scan.keys[row]!;
+      const slot = expected.slot(id, index, key);
+      let wanted = slot >= 0;
+      if (wanted && taken[slot] === 0) {
+        taken[slot] = 1;
+        continue;
+      }
+      if (!wanted && expected.wants(scan.file, id, index, key)) {
+        wanted = true;
+        let seen = takenReplanned.get(id);
         if (seen === undefined) {
           seen = new Set();
-          taken.set(id, seen);
+          takenReplanned.set(id, seen);
         }
-        seen.add(index);
-        continue;
+        if (!seen.has(index)) {
+          seen.add(index);
+          continue;
+        }
       }
       drops ??= new Uint8Array(scan.ids.length);
       drops[row] = 1;
@@ -238,18 +331,27 @@ export class DatasetRows {
     return this.#numbers.has(id);
   }
 
-  /** Each document's chunk indices and hash keys, as views of arrays grouped by document. */
+  /**
+   * Each document's chunk indices and hash keys. The arrays are reused: each holds its document's
+   * rows only until the next is asked for (a copy of every row grouped at once cost 12 bytes a row).
+   */
   *entries(): Generator<[string, { indices: Int32Array; keys: Float64Array }]> {
-    const indices = new Int32Array(this.rows);
-    const keys = new Float64Array(this.rows);
-    for (let k = 0; k < this.rows; k++) {
-      indices[k] = this.#indices[this.#order[k]!]!;
-      keys[k] = this.#keys[this.#order[k]!]!;
-    }
+    let largest = 0;
+    for (let d = 0; d < this.#ids.length; d++)
+      largest = Math.max(largest, this.#starts[d + 1]! - this.#starts[d]!);
+    const indices = new Int32Array(largest);
+    const keys = new Float64Array(largest);
     for (let d = 0; d < this.#ids.length; d++) {
       const start = this.#starts[d]!;
       const end = this.#starts[d + 1]!;
-      yield [this.#ids[d]!, { indices: indices.subarray(start, end), keys: keys.subarray(start, end) }];
+      for (let k = start; k < end; k++) {
+        indices[k - start] = this.#indices[this.#order[k]!]!;
+        keys[k - start] = this.#keys[this.#order[k]!]!;
+      }
+      yield [
+        this.#ids[d]!,
+        { indices: indices.subarray(0, end - start), keys: keys.subarray(0, end - start) },
+      ];
     }
   }
 
@@ -390,9 +492,10 @@ export function checkRows(input: ContractInput): ContractViolation[] {
         negative ? 'a negative chunk_index' : `chunk_index ${highest}`,
       );
     if (planned) {
-      const differs = indices.findIndex(
-        (index, i) => planned[index] !== undefined && planned[index] !== keys[i],
-      );
+      const differs = indices.findIndex((index, i) => {
+        const key = planned[index];
+        return key !== undefined && !Number.isNaN(key) && key !== keys[i];
+      });
       if (differs >= 0)
         violations.add(
           'planned-rows',
@@ -421,9 +524,11 @@ export function checkRows(input: ContractInput): ContractViolation[] {
   if (expected) {
     for (const id of expected.documents()) {
       if (rows.has(id)) continue;
-      const planned = expected.chunksOf(id) ?? [];
+      const planned = expected.chunksOf(id)?.length ?? 0;
       const gone = failed.get(id);
-      if (planned.length > 0 && planned.every((_, index) => gone?.has(index))) continue;
+      let allFailed = planned > 0;
+      for (let index = 0; index < planned && allFailed; index++) allFailed = gone?.has(index) === true;
+      if (allFailed) continue;
       violations.add('planned-rows', 'planned documents with no row', id);
     }
   }

@@ -36,6 +36,14 @@ export class NumberTable {
     return this.#keys[slot] === EMPTY ? undefined : this.#values[slot];
   }
 
+  /** The keys, in slot order. */
+  keys(): Float64Array {
+    const keys = new Float64Array(this.#size);
+    let n = 0;
+    for (const key of this.#keys) if (key !== EMPTY) keys[n++] = key;
+    return keys;
+  }
+
   /** Sets `key` unless it is there already (the first value stays); true when it was added. */
   add(key: number, value: number): boolean {
     if (!(Number.isInteger(key) && key >= 0 && key < 2 ** 53)) {

@@ -15,9 +15,9 @@ import { join } from 'node:path';
 import type { FixedSizeList, Float32, Vector } from 'apache-arrow';
 import { plainUtf8, readColumns, readRowsOf } from './columns.js';
 import { hashKey as keyOf } from './hash-key.js';
-import { NumberTable } from './number-table.js';
 import type { OutputFormat } from './part-file.js';
 import { type FileRowKeys, readRowKeys } from './row-keys.js';
+import { SpillingNumberTable } from './spilling-number-table.js';
 import { EMBEDDING_COLUMN, HASH_COLUMN } from './table.js';
 import { VectorCache } from './vector-cache.js';
 
@@ -69,8 +69,8 @@ export class VectorIndex {
   readonly #format: OutputFormat;
   /** Files indexed by build(); later ones were added by addFile (rows this run wrote). */
   readonly #built: number;
-  /** Hash prefix → file × ROWS + row. */
-  readonly #rows = new NumberTable();
+  /** Hash prefix → file × ROWS + row (the older entries on disk beside the dataset). */
+  readonly #rows: SpillingNumberTable;
   /** File → its vectors, read or being read; in order of use, the last used last. */
   readonly #cache = new Map<number, Promise<CachedFile | undefined>>();
   readonly #recent = new VectorCache(CACHE_BYTES);
@@ -78,6 +78,7 @@ export class VectorIndex {
 
   private constructor(dir: string, files: readonly string[], format: OutputFormat) {
     this.#dir = dir;
+    this.#rows = new SpillingNumberTable(dir);
     this.#format = format;
     this.#files = [...files];
     this.#built = files.length;
@@ -127,6 +128,11 @@ export class VectorIndex {
 
   #addKey(key: number, file: number, row: number): void {
     this.#rows.add(key, file * ROWS + row);
+  }
+
+  /** Frees the index's file; the index must not be asked afterwards. */
+  close(): void {
+    this.#rows.close();
   }
 
   /** Whether the hash's vector was in the files the index was built from, or added since. */

@@ -77,7 +77,12 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
     });
     try {
       const stages = await openStages(run, deps, budget, stop.signal);
-      return await embedInto(stages);
+      try {
+        return await embedInto(stages);
+      } finally {
+        // The index's file beside the dataset is freed (a failed build has none).
+        (await stages.index()?.catch(() => undefined))?.close();
+      }
     } finally {
       await run.session.release();
     }

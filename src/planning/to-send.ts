@@ -71,6 +71,7 @@ export async function countWorkToSend(input: CountInput): Promise<{ toSend: Work
     toSend.batches += 1;
     toSend.chunks += sent;
   }
+  for (const index of indexes) index.close();
   stats.planningDone = true;
   toSend.cost = toSend.tokens * (plan.model.pricing?.promptPerToken ?? 0);
   return { toSend, sizing };

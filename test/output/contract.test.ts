@@ -222,6 +222,34 @@ describe('ExpectedRows lines (the plan a producer hands to a distributed finaliz
   });
 });
 
+describe('ExpectedRows keys (one array for every document)', () => {
+  it('keep each document whole when its chunks come late, out of order or with gaps', () => {
+    const expected = new ExpectedRows();
+    const h = (text: string) => contentHash('m', text);
+    expected.add('a', 0, h('a0'));
+    expected.add('b', 1, h('b1'));
+    // `a` again after `b` (a re-planned batch): moved to the end, its first chunk kept.
+    expected.add('a', 2, h('a2'));
+    expected.add('b', 0, h('b0'));
+    for (let i = 0; i < 5_000; i++) expected.add(`d${i}`, i % 3, h(`d${i}`));
+    expect([...expected.chunksOf('a')!]).toEqual([hashKey(h('a0')), Number.NaN, hashKey(h('a2'))]);
+    expect([...expected.chunksOf('b')!]).toEqual([hashKey(h('b0')), hashKey(h('b1'))]);
+    expect(expected.chunksOf('d4999')?.length).toBe(2);
+    expect(expected.wants('f', 'a', 2, hashKey(h('a2')))).toBe(true);
+    expect(expected.wants('f', 'a', 1, hashKey(h('a2')))).toBe(false);
+    expect(expected.wants('f', 'a', 0, hashKey(h('b0')))).toBe(false);
+    const slots = [expected.slot('a', 0, hashKey(h('a0'))), expected.slot('b', 1, hashKey(h('b1')))];
+    expect(new Set(slots).size).toBe(2);
+    for (const slot of slots) expect(slot).toBeLessThan(expected.slots);
+    expected.replan('a', 'f');
+    expect(expected.slot('a', 0, hashKey(h('a0')))).toBe(-1);
+    expect(expected.wants('f', 'a', 7, 0)).toBe(true);
+    const back = ExpectedRows.fromLines([...expected.lines()].join('').split('\n'));
+    expect([...back.chunksOf('a')!]).toEqual([hashKey(h('a0')), Number.NaN, hashKey(h('a2'))]);
+    expect([...back.chunksOf('d17')!]).toEqual([...expected.chunksOf('d17')!]);
+  });
+});
+
 describe('readRowKeys', () => {
   let dir: string;
   beforeAll(async () => {
