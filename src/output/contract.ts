@@ -273,8 +273,9 @@ export function selectRows(
 }
 
 /**
- * A version's rows grouped by document, from its files' row keys: columnar (a document number, chunk
- * index and hash key per row, grouped by a counting sort), so a million rows cost a few typed arrays.
+ * A version's rows grouped by document, from its files' row keys: columnar (a document number per
+ * row, grouped by a counting sort), so a million rows cost a few typed arrays. Chunk indices and
+ * hash keys are read from the files' row keys, not copied (12 bytes a row at the switch).
  */
 export class DatasetRows {
   readonly rows: number;
@@ -285,20 +286,24 @@ export class DatasetRows {
   /** Per document, its rows are `#order[#starts[d] .. #starts[d + 1])`. */
   readonly #starts: Int32Array;
   readonly #order: Int32Array;
-  readonly #indices: Int32Array;
-  readonly #keys: Float64Array;
+  readonly #scans: readonly FileRowKeys[];
+  /** The row number of each scan's first row; the last entry is `rows`. */
+  readonly #firstRows: Int32Array;
+  /** The scan #rowAt found last (rows are mostly asked for in file order). */
+  #scan = 0;
 
   constructor(files: Iterable<FileRowKeys>) {
     const scans = [...files];
-    this.rows = scans.reduce((n, scan) => n + scan.ids.length, 0);
+    this.#scans = scans;
+    this.#firstRows = new Int32Array(scans.length + 1);
+    scans.forEach((scan, i) => {
+      this.#firstRows[i + 1] = this.#firstRows[i]! + scan.ids.length;
+    });
+    this.rows = this.#firstRows[scans.length]!;
     const documentOf = new Int32Array(this.rows);
-    this.#indices = new Int32Array(this.rows);
-    this.#keys = new Float64Array(this.rows);
     let row = 0;
     for (const scan of scans) {
       this.dims.set(scan.file, scan.dims);
-      this.#indices.set(scan.indices, row);
-      this.#keys.set(scan.keys, row);
       let previous: string | undefined;
       let number = -1;
       for (const id of scan.ids) {
@@ -327,6 +332,24 @@ export class DatasetRows {
     return this.#ids.length;
   }
 
+  /** Row `r` of the version: the scan holding it and its row there. */
+  #rowAt(r: number): { scan: FileRowKeys; row: number } {
+    const firstRows = this.#firstRows;
+    let s = this.#scan;
+    if (r < firstRows[s]! || r >= firstRows[s + 1]!) {
+      let low = 0;
+      let high = this.#scans.length - 1;
+      while (low < high) {
+        const mid = (low + high + 1) >>> 1;
+        if (firstRows[mid]! <= r) low = mid;
+        else high = mid - 1;
+      }
+      s = low;
+      this.#scan = s;
+    }
+    return { scan: this.#scans[s]!, row: r - firstRows[s]! };
+  }
+
   has(id: string): boolean {
     return this.#numbers.has(id);
   }
@@ -345,8 +368,9 @@ export class DatasetRows {
       const start = this.#starts[d]!;
       const end = this.#starts[d + 1]!;
       for (let k = start; k < end; k++) {
-        indices[k - start] = this.#indices[this.#order[k]!]!;
-        keys[k - start] = this.#keys[this.#order[k]!]!;
+        const { scan, row } = this.#rowAt(this.#order[k]!);
+        indices[k - start] = scan.indices[row]!;
+        keys[k - start] = scan.keys[row]!;
       }
       yield [
         this.#ids[d]!,
@@ -361,23 +385,26 @@ export class DatasetRows {
    * the recorded one, not an adversary's forgery (`verify --deep` recomputes the hashes).
    */
   digests(): Map<string, DocumentDigest> {
-    const digests = new Map<string, DocumentDigest>();
+    return new Map(this.digestEntries());
+  }
+
+  /** digests(), one document at a time, in the order of the rows. */
+  *digestEntries(): Generator<[string, DocumentDigest]> {
     for (let d = 0; d < this.#ids.length; d++) {
       let a = 0;
       let b = 0;
       for (let k = this.#starts[d]!; k < this.#starts[d + 1]!; k++) {
-        const r = this.#order[k]!;
-        const key = this.#keys[r]!;
+        const { scan, row } = this.#rowAt(this.#order[k]!);
+        const key = scan.keys[row]!;
         const low = key >>> 0;
         const high = Math.floor(key / 2 ** 32) >>> 0;
-        const index = this.#indices[r]!;
+        const index = scan.indices[row]!;
         a = (a + fmix32(low ^ Math.imul(index + 1, 0x9e3779b1) ^ fmix32(high))) >>> 0;
         b = (b + fmix32(high ^ Math.imul(index + 1, 0x85ebca77) ^ fmix32(low ^ 0x27d4eb2f))) >>> 0;
       }
       const rows = this.#starts[d + 1]! - this.#starts[d]!;
-      digests.set(this.#ids[d]!, { rows, digest: hex8(a) + hex8(b) });
+      yield [this.#ids[d]!, { rows, digest: hex8(a) + hex8(b) }];
     }
-    return digests;
   }
 }
 
@@ -553,10 +580,14 @@ export function checkRows(input: ContractInput): ContractViolation[] {
 }
 
 /** `_documents.jsonl`: one line per document, `{"id", "rows", "digest"}`, sorted by id. */
-export function documentLines(digests: ReadonlyMap<string, DocumentDigest>): string {
+export function documentLines(digests: Iterable<[string, DocumentDigest]>): string {
   let text = '';
-  for (const [id, { rows, digest }] of digests) text += `${JSON.stringify({ id, rows, digest })}\n`;
+  for (const [id, digest] of digests) text += documentLine(id, digest);
   return text;
+}
+
+export function documentLine(id: string, { rows, digest }: DocumentDigest): string {
+  return `${JSON.stringify({ id, rows, digest })}\n`;
 }
 
 export function parseDocumentLines(text: string): Map<string, DocumentDigest> {

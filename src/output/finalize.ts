@@ -14,19 +14,17 @@ import pLimit from 'p-limit';
 import type { ChunkFailure, TranscriptionFailure } from '../domain.js';
 import { DatasetContractError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
-import { writeFileAtomic } from './atomic.js';
 import {
   type ContractViolation,
   checkRows,
   DatasetRows,
-  documentLines,
   type ExpectedRows,
   failedChunks,
-  rowsDigest,
   selectRows,
   Violations,
 } from './contract.js';
 import { type DocumentChanges, documentChanges } from './document-changes.js';
+import { writeDocumentsFile } from './documents-file.js';
 import {
   compactParts,
   type DatasetWriter,
@@ -37,7 +35,6 @@ import {
   sideFile,
   writeManifest,
 } from './index.js';
-import { DOCUMENTS_FILE } from './jsonl.js';
 import type { ManifestContract } from './manifest.js';
 import { type FileRowKeys, type RowKeyOptions, readRowKeys } from './row-keys.js';
 import { verifyVersion } from './verify.js';
@@ -286,8 +283,7 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
   const dims = input.dims ?? 0;
   const broken = checkRows({ rows, dims, failed: failedChunks(input.failures), expected: input.expected });
   if (broken.length > 0) throw new DatasetContractError(writer.dir, broken);
-  const documentsText = documentLines(rows.digests());
-  await writeFileAtomic(join(writer.dir, DOCUMENTS_FILE), documentsText);
+  const documentsSha256 = await writeDocumentsFile(writer.dir, rows.digestEntries());
 
   const current = input.current;
   const changes =
@@ -303,7 +299,7 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
     ...(changes ? { documents: changes } : {}),
     chunks: input.chunks,
   };
-  const contract = { documents: rows.documents, documentsSha256: rowsDigest(documentsText) };
+  const contract = { documents: rows.documents, documentsSha256 };
   const manifest = await input.manifest({ files, rows: rows.rows, dataset, contract });
   await writeManifest(writer.dir, manifest);
   // The same check `embedpipe verify` makes, on what is now on disk (the row keys already read).

@@ -35,6 +35,7 @@ import {
 } from './contract.js';
 import { parsePartFileName } from './dataset.js';
 import { isNotFound, messageOf } from './fs-errors.js';
+import { sha256File } from './input-digest.js';
 import { DOCUMENTS_FILE, FAILURES_FILE } from './jsonl.js';
 import { type Manifest, type ManifestV1, readManifest } from './manifest.js';
 import type { OutputFormat } from './part-file.js';
@@ -169,9 +170,14 @@ async function recordedDocuments(
   const contract = manifest.version === 2 ? manifest.contract : undefined;
   // A version switched before the contract existed: its rows are checked for their own rules only.
   if (!contract) return undefined;
-  let text: string;
+  // Hashed a piece at a time; read whole only when its lines are compared.
+  let text: string | undefined;
+  let sha256: string;
   try {
-    text = await readFile(join(dir, DOCUMENTS_FILE), 'utf8');
+    if (parse) {
+      text = await readFile(join(dir, DOCUMENTS_FILE), 'utf8');
+      sha256 = rowsDigest(text);
+    } else sha256 = (await sha256File(join(dir, DOCUMENTS_FILE))).sha256;
   } catch (error) {
     violations.push({
       check: 'manifest',
@@ -180,7 +186,7 @@ async function recordedDocuments(
     });
     return undefined;
   }
-  if (rowsDigest(text) !== contract.documentsSha256) {
+  if (sha256 !== contract.documentsSha256) {
     violations.push({
       check: 'manifest',
       message: `${DOCUMENTS_FILE} is not the one the manifest records (its sha256 differs)`,
@@ -188,7 +194,7 @@ async function recordedDocuments(
     });
     return undefined;
   }
-  return parse ? parseDocumentLines(text) : undefined;
+  return text !== undefined ? parseDocumentLines(text) : undefined;
 }
 
 async function readFailures(dir: string): Promise<{ documentId: string; chunkIndex?: number }[]> {

@@ -1,5 +1,5 @@
 /** The dataset contract's rules, on row keys made by hand: each rule broken on purpose and named. */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,10 +11,13 @@ import {
   ExpectedRows,
   failedChunks,
   parseDocumentLines,
+  rowsDigest,
   selectRows,
 } from '../../src/output/contract.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
+import { writeDocumentsFile } from '../../src/output/documents-file.js';
 import { hashKey } from '../../src/output/hash-key.js';
+import { DOCUMENTS_FILE } from '../../src/output/jsonl.js';
 import { type FileRowKeys, readRowKeys } from '../../src/output/row-keys.js';
 import { makeBatch } from './fixtures.js';
 
@@ -210,6 +213,26 @@ describe('recorded digests (verify)', () => {
       .get('a');
     expect(swapped).toEqual(one);
     expect(doubled?.digest).not.toBe(one?.digest);
+  });
+});
+
+describe('writeDocumentsFile', () => {
+  it('writes, a piece at a time, the lines documentLines gives, and returns their sha256', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'embedpipe-documents-'));
+    // 40,000 documents across three files: ~3 MB of lines, several pieces; ids with JSON escapes.
+    const files = [0, 1, 2].map((f) =>
+      scan(
+        `f${f}`,
+        Array.from({ length: 40_000 }, (_, i) => [`d"${(i * 7 + f) % 40_000}é`, f] as const),
+      ),
+    );
+    const rows = new DatasetRows(files);
+    const sha256 = await writeDocumentsFile(dir, rows.digestEntries());
+    const text = documentLines(rows.digests());
+    expect(await readFile(join(dir, DOCUMENTS_FILE), 'utf8')).toBe(text);
+    expect(sha256).toBe(rowsDigest(text));
+    expect(text.split('\n').length - 1).toBe(40_000);
+    await rm(dir, { recursive: true });
   });
 });
 
