@@ -224,48 +224,49 @@ export function selectRows(
   const violations = new Violations();
   for (const scan of files) {
     let drops: Uint8Array | undefined;
-    for (let row = 0; row < scan.ids.length; row++) {
-      const id = scan.ids[row]!;
-      const index = scan.indices[row]!;
-      const key = scan.keys[row]!;
-      const slot = expected.slot(id, index, key);
-      let wanted = slot >= 0;
-      if (wanted && taken[slot] === 0) {
-        taken[slot] = 1;
-        continue;
-      }
-      if (!wanted && expected.wants(scan.file, id, index, key)) {
-        wanted = true;
-        let seen = takenReplanned.get(id);
-        if (seen === undefined) {
-          seen = new Set();
-          takenReplanned.set(id, seen);
-        }
-        if (!seen.has(index)) {
-          seen.add(index);
+    for (const { id, start, end } of scan.ids.runs()) {
+      for (let row = start; row < end; row++) {
+        const index = scan.indices[row]!;
+        const key = scan.keys[row]!;
+        const slot = expected.slot(id, index, key);
+        let wanted = slot >= 0;
+        if (wanted && taken[slot] === 0) {
+          taken[slot] = 1;
           continue;
         }
+        if (!wanted && expected.wants(scan.file, id, index, key)) {
+          wanted = true;
+          let seen = takenReplanned.get(id);
+          if (seen === undefined) {
+            seen = new Set();
+            takenReplanned.set(id, seen);
+          }
+          if (!seen.has(index)) {
+            seen.add(index);
+            continue;
+          }
+        }
+        drops ??= new Uint8Array(scan.ids.length);
+        drops[row] = 1;
+        if (mayDrop(scan.file, id)) continue;
+        const where = `chunk_index ${index} in ${scan.file}`;
+        if (wanted)
+          violations.add('chunk-index', 'rows that repeat a row of the same id and chunk_index', id, where);
+        else if (!expected.has(id))
+          violations.add(
+            'planned-rows',
+            'rows of documents the plan does not have (deleted or unknown ids)',
+            id,
+            where,
+          );
+        else
+          violations.add(
+            'planned-rows',
+            'rows whose content_hash or chunk_index the plan does not have',
+            id,
+            where,
+          );
       }
-      drops ??= new Uint8Array(scan.ids.length);
-      drops[row] = 1;
-      if (mayDrop(scan.file, id)) continue;
-      const where = `chunk_index ${index} in ${scan.file}`;
-      if (wanted)
-        violations.add('chunk-index', 'rows that repeat a row of the same id and chunk_index', id, where);
-      else if (!expected.has(id))
-        violations.add(
-          'planned-rows',
-          'rows of documents the plan does not have (deleted or unknown ids)',
-          id,
-          where,
-        );
-      else
-        violations.add(
-          'planned-rows',
-          'rows whose content_hash or chunk_index the plan does not have',
-          id,
-          where,
-        );
     }
     if (drops) dropped.set(scan.file, drops);
   }
@@ -304,19 +305,15 @@ export class DatasetRows {
     let row = 0;
     for (const scan of scans) {
       this.dims.set(scan.file, scan.dims);
-      let previous: string | undefined;
-      let number = -1;
-      for (const id of scan.ids) {
-        if (id !== previous) {
-          number = this.#numbers.get(id) ?? -1;
-          if (number < 0) {
-            number = this.#ids.length;
-            this.#ids.push(id);
-            this.#numbers.set(id, number);
-          }
-          previous = id;
+      for (const { id, start, end } of scan.ids.runs()) {
+        let number = this.#numbers.get(id) ?? -1;
+        if (number < 0) {
+          number = this.#ids.length;
+          this.#ids.push(id);
+          this.#numbers.set(id, number);
         }
-        documentOf[row++] = number;
+        documentOf.fill(number, row, row + end - start);
+        row += end - start;
       }
     }
     const documents = this.#ids.length;

@@ -155,7 +155,7 @@ function textViolations(scans: Iterable<FileRowKeys>): ContractViolation[] {
       violations.add(
         'content-hash',
         'rows whose content_hash is not the hash of their model and text',
-        scan.ids[row]!,
+        scan.ids.at(row),
         `chunk_index ${scan.indices[row]} in ${scan.file}`,
       );
     }

@@ -18,10 +18,65 @@ import { hashKey, hashKeyAt } from './hash-key.js';
 import type { OutputFormat } from './part-file.js';
 import { EMBEDDING_COLUMN, HASH_COLUMN, ID_COLUMN, IMAGE_COLUMNS, INDEX_COLUMN } from './table.js';
 
+/**
+ * The ids of a file's rows, one string and one end per run of rows with the same id (a document's
+ * rows are consecutive in a file): a pointer per row was 8 bytes a row of a run's memory, kept for
+ * every row the run wrote until its switch.
+ */
+export class RowIds {
+  readonly length: number;
+  /** Run r holds rows `[ends[r - 1] ?? 0, ends[r])`, all with id `values[r]`. */
+  readonly #values: string[];
+  readonly #ends: Int32Array;
+
+  private constructor(values: string[], ends: Int32Array) {
+    this.#values = values;
+    this.#ends = ends;
+    this.length = ends.length === 0 ? 0 : ends[ends.length - 1]!;
+  }
+
+  /** The ids of rows in order (equal neighbours are one run). */
+  static of(ids: Iterable<string>): RowIds {
+    const values: string[] = [];
+    const ends: number[] = [];
+    for (const id of ids) {
+      if (values.length > 0 && values[values.length - 1] === id) ends[ends.length - 1]! += 1;
+      else {
+        values.push(id);
+        ends.push((ends[ends.length - 1] ?? 0) + 1);
+      }
+    }
+    return new RowIds(values, Int32Array.from(ends));
+  }
+
+  /** The id of `row`. */
+  at(row: number): string {
+    const ends = this.#ends;
+    let low = 0;
+    let high = ends.length - 1;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (ends[mid]! > row) high = mid;
+      else low = mid + 1;
+    }
+    return this.#values[low]!;
+  }
+
+  /** Each run: its id and rows `[start, end)`. */
+  *runs(): Generator<{ id: string; start: number; end: number }> {
+    let start = 0;
+    for (let r = 0; r < this.#values.length; r++) {
+      const end = this.#ends[r]!;
+      yield { id: this.#values[r]!, start, end };
+      start = end;
+    }
+  }
+}
+
 export interface FileRowKeys {
   /** File name, relative to the dataset folder. */
   readonly file: string;
-  readonly ids: readonly string[];
+  readonly ids: RowIds;
   readonly indices: Int32Array;
   /** content_hash per row, as its first 52 bits (hash-key.ts). */
   readonly keys: Float64Array;
@@ -39,7 +94,7 @@ export function rowKeysOf(
 ): FileRowKeys {
   return {
     file,
-    ids: chunks.map((c) => c.documentId),
+    ids: RowIds.of(chunks.map((c) => c.documentId)),
     indices: Int32Array.from(chunks, (c) => c.index),
     keys: Float64Array.from(chunks, (c) => hashKey(c.hash)),
     dims,
@@ -65,7 +120,7 @@ export async function readRowKeys(
   try {
     const { table, schema } =
       format === 'parquet' ? await parquetKeys(path, columns) : arrowKeys(await readFile(path), columns);
-    const ids = idValues(column(table, ID_COLUMN, path));
+    const ids = RowIds.of(idValues(column(table, ID_COLUMN, path)));
     const indices = Int32Array.from(column(table, INDEX_COLUMN, path).toArray() as ArrayLike<number>);
     const keys = new Float64Array(table.numRows);
     const hashes = column(table, HASH_COLUMN, path);

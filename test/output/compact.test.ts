@@ -85,7 +85,7 @@ async function keepById(
   const ids = new Map(
     await Promise.all(files.map(async (file) => [file, (await readRowKeys(dir, file, format)).ids] as const)),
   );
-  return (file, row) => keep(file, ids.get(file)![row]!);
+  return (file, row) => keep(file, ids.get(file)!.at(row));
 }
 
 function rowsInOrder(batches: EmbeddedBatch[], keep: (id: string) => boolean = () => true): ExpectedRow[] {

@@ -18,7 +18,7 @@ import { DatasetWriter } from '../../src/output/dataset.js';
 import { writeDocumentsFile } from '../../src/output/documents-file.js';
 import { hashKey } from '../../src/output/hash-key.js';
 import { DOCUMENTS_FILE } from '../../src/output/jsonl.js';
-import { type FileRowKeys, readRowKeys } from '../../src/output/row-keys.js';
+import { type FileRowKeys, RowIds, readRowKeys } from '../../src/output/row-keys.js';
 import { makeBatch } from './fixtures.js';
 
 const MODEL = 'test/model-1';
@@ -28,7 +28,7 @@ const hashOf = (id: string, index: number) => contentHash(MODEL, `${id} chunk ${
 function scan(file: string, rows: readonly (readonly [string, number, string?])[], dims = 8): FileRowKeys {
   return {
     file,
-    ids: rows.map(([id]) => id),
+    ids: RowIds.of(rows.map(([id]) => id)),
     indices: Int32Array.from(rows, ([, index]) => index),
     keys: Float64Array.from(rows, ([id, index, hash]) => hashKey(hash ?? hashOf(id, index))),
     dims,
@@ -291,11 +291,29 @@ describe('readRowKeys', () => {
     const writer = new DatasetWriter({ dir, format: 'parquet', metadata: { 'embedpipe.model': MODEL } });
     const { file } = await writer.writeGroup([{ batchId: 'b1', batch: { ...made, chunks } }]);
     const keys = await readRowKeys(dir, file, 'parquet', { model: MODEL });
-    expect(keys.ids).toEqual(chunks.map((c) => c.documentId));
+    expect(chunks.map((_, row) => keys.ids.at(row))).toEqual(chunks.map((c) => c.documentId));
     expect([...keys.indices]).toEqual(chunks.map((c) => c.index));
     expect([...keys.keys]).toEqual(chunks.map((c) => hashKey(c.hash)));
     expect(keys.dims).toBe(4);
     expect(keys.unhashed).toEqual([4]);
     expect((await readRowKeys(dir, file, 'parquet')).unhashed).toBeUndefined();
+  });
+});
+
+describe('RowIds', () => {
+  it('answers each row its id from one entry per run of equal ids', () => {
+    const list = ['a', 'a', 'b', 'a', 'a', 'a', 'c', 'é', 'é'];
+    const ids = RowIds.of(list);
+    expect(ids.length).toBe(list.length);
+    expect(list.map((_, row) => ids.at(row))).toEqual(list);
+    expect([...ids.runs()]).toEqual([
+      { id: 'a', start: 0, end: 2 },
+      { id: 'b', start: 2, end: 3 },
+      { id: 'a', start: 3, end: 6 },
+      { id: 'c', start: 6, end: 7 },
+      { id: 'é', start: 7, end: 9 },
+    ]);
+    expect(RowIds.of([]).length).toBe(0);
+    expect([...RowIds.of([]).runs()]).toEqual([]);
   });
 });
