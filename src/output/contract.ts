@@ -42,16 +42,16 @@ const UNNAMED = Number.NaN;
 
 /**
  * The chunks a plan wants in the version, per document (its side of the contract). The hash keys
- * of all documents are in one Float64Array, each document's in one range: 8 bytes a chunk (an
- * array per document held its keys as heap numbers, ~24 bytes a chunk, millions in a large run).
+ * of all documents are in one paged array, each document's in one range of slots: 8 bytes a chunk
+ * (an array per document held its keys as heap numbers, ~24 bytes a chunk, millions in a large run).
  */
 export class ExpectedRows {
   /** Document id → its number. */
   readonly #numbers = new Map<string, number>();
-  /** Per document number: where its keys start in #pool, and how many (its highest index + 1). */
+  /** Per document number: its first slot in #pool, and how many (its highest index + 1). */
   #first = new Int32Array(1024);
   #count = new Int32Array(1024);
-  #pool = new Float64Array(4096);
+  readonly #pool = new PagedKeys();
   #end = 0;
   /** Documents re-planned by a batch: any chunks numbered 0..k-1, from the file holding that batch. */
   readonly #replanned = new Map<string, string>();
@@ -78,28 +78,16 @@ export class ExpectedRows {
       let first = this.#first[number]!;
       // A document's chunks come together; one planned again later moves to the end.
       if (first + count !== this.#end) {
-        this.#reserve(count);
-        this.#pool.copyWithin(this.#end, first, first + count);
+        for (let k = 0; k < count; k++) this.#pool.set(this.#end + k, this.#pool.get(first + k)!);
         first = this.#end;
         this.#first[number] = first;
         this.#end += count;
       }
-      this.#reserve(index + 1 - count);
-      this.#pool.fill(UNNAMED, first + count, first + index + 1);
+      for (let slot = first + count; slot <= first + index; slot++) this.#pool.set(slot, UNNAMED);
       this.#end = first + index + 1;
       this.#count[number] = index + 1;
     }
-    this.#pool[this.#first[number]! + index] = key;
-  }
-
-  /** Room for `more` keys at the end of the pool. */
-  #reserve(more: number): void {
-    if (this.#end + more <= this.#pool.length) return;
-    let length = this.#pool.length;
-    while (length < this.#end + more) length = Math.ceil(length * 1.5);
-    const pool = new Float64Array(length);
-    pool.set(this.#pool.subarray(0, this.#end));
-    this.#pool = pool;
+    this.#pool.set(this.#first[number]! + index, key);
   }
 
   /** The document's rows are those of the batch that re-planned it, in `file`. */
@@ -123,7 +111,7 @@ export class ExpectedRows {
     const number = this.#numbers.get(documentId);
     if (number === undefined || index < 0 || index >= this.#count[number]!) return -1;
     const slot = this.#first[number]! + index;
-    return this.#pool[slot] === key ? slot : -1;
+    return this.#pool.get(slot) === key ? slot : -1;
   }
 
   /** Bound of `slot`'s answers. */
@@ -139,8 +127,7 @@ export class ExpectedRows {
     if (this.#replanned.has(documentId)) return undefined;
     const number = this.#numbers.get(documentId);
     if (number === undefined) return undefined;
-    const first = this.#first[number]!;
-    return this.#pool.subarray(first, first + this.#count[number]!);
+    return this.#pool.copy(this.#first[number]!, this.#count[number]!);
   }
 
   has(documentId: string): boolean {
@@ -154,8 +141,7 @@ export class ExpectedRows {
   /** One JSON line per document: how a producer hands the plan to a distributed finalize. */
   *lines(): Generator<string> {
     for (const [id, number] of this.#numbers) {
-      const first = this.#first[number]!;
-      const keys = [...this.#pool.subarray(first, first + this.#count[number]!)].map((k) =>
+      const keys = [...this.#pool.copy(this.#first[number]!, this.#count[number]!)].map((k) =>
         Number.isNaN(k) ? '' : k.toString(36),
       );
       yield `${JSON.stringify([id, keys.join(',')])}\n`;
@@ -172,6 +158,34 @@ export class ExpectedRows {
       });
     }
     return expected;
+  }
+}
+
+/** Bits of a slot that address within a page of PagedKeys. */
+const PAGE_BITS = 16;
+
+/**
+ * Keys by slot, in pages of 65,536 allocated as slots are set: no slack beyond the last page, and
+ * growing never copies (a doubling array held the old and the new at once, ~60 MB at 3M keys).
+ */
+class PagedKeys {
+  readonly #pages: Float64Array[] = [];
+
+  get(slot: number): number | undefined {
+    return this.#pages[slot >>> PAGE_BITS]?.[slot & ((1 << PAGE_BITS) - 1)];
+  }
+
+  set(slot: number, key: number): void {
+    const page = slot >>> PAGE_BITS;
+    while (this.#pages.length <= page) this.#pages.push(new Float64Array(1 << PAGE_BITS));
+    this.#pages[page]![slot & ((1 << PAGE_BITS) - 1)] = key;
+  }
+
+  /** Keys of slots `[first, first + count)`, copied. */
+  copy(first: number, count: number): Float64Array {
+    const keys = new Float64Array(count);
+    for (let k = 0; k < count; k++) keys[k] = this.get(first + k)!;
+    return keys;
   }
 }
 
