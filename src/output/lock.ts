@@ -21,6 +21,7 @@ const HOLDER = '.lock-holder.json';
  * of them has just taken, and several hold it.
  */
 const GATE = '.lock-gate';
+const GATE_STALE_MS = 2_000;
 
 export interface LockOptions {
   /** A lock not refreshed for this long is stale (its holder is gone). */
@@ -55,13 +56,7 @@ export async function lockDataset(root: string, opts: LockOptions = {}): Promise
     });
   let leaveGate: () => Promise<void>;
   try {
-    leaveGate = await lockfile.lock(join(root, GATE), {
-      lockfilePath: join(root, GATE),
-      realpath: false,
-      stale: staleMs,
-      retries: { retries: 10, minTimeout: 10, maxTimeout: 100 },
-      onCompromised: () => {}, // held for milliseconds; losing it loses nothing
-    });
+    leaveGate = await enterGate(root);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') {
       throw new OutputError(`cannot lock ${root}: ${messageOf(error)}`, { cause: error });
@@ -78,8 +73,10 @@ export async function lockDataset(root: string, opts: LockOptions = {}): Promise
         throw new OutputError(`cannot lock ${root}: ${messageOf(error)}`, { cause: error });
       }
       const holder = await readHolder(holderPath);
-      if (!holder || isAlive(holder)) throw lockedError(root, holder, staleMs);
-      // The holder's process is gone (killed on this host): its lock is stale now.
+      // Inside the gate, a lock without a holder file lost its taker between the two (a taker names
+      // itself, and a holder leaves, only inside the gate); one whose process is gone (killed on
+      // this host) is stale too.
+      if (holder && isAlive(holder)) throw lockedError(root, holder, staleMs);
       await rmdir(lockPath).catch(() => {});
       try {
         release = await take();
@@ -95,10 +92,31 @@ export async function lockDataset(root: string, opts: LockOptions = {}): Promise
   }
   return {
     async release() {
-      await rm(holderPath, { force: true });
-      await release().catch(() => {}); // already released or taken over: nothing left to release
+      // Through the gate, so no taker finds the lock without its holder file while it is held.
+      const leave = await enterGate(root).catch(() => undefined);
+      try {
+        await rm(holderPath, { force: true });
+        await release().catch(() => {}); // already released or taken over: nothing left to release
+      } finally {
+        await leave?.().catch(() => {});
+      }
     },
   };
+}
+
+/**
+ * Passes the gate (see GATE). It is held for milliseconds, so a gate not refreshed for 2 s (the
+ * shortest staleness proper-lockfile allows) was left by a process killed inside it: the waits
+ * outlast that, and it is taken over.
+ */
+function enterGate(root: string): Promise<() => Promise<void>> {
+  return lockfile.lock(join(root, GATE), {
+    lockfilePath: join(root, GATE),
+    realpath: false,
+    stale: GATE_STALE_MS,
+    retries: { retries: 40, minTimeout: 10, maxTimeout: 100 },
+    onCompromised: () => {}, // held for milliseconds; losing it loses nothing
+  });
 }
 
 async function readHolder(path: string): Promise<Holder | undefined> {
