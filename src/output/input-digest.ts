@@ -16,29 +16,12 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { OutputError } from '../errors.js';
-import { FileHasher } from './file-hasher.js';
 import { messageOf } from './fs-errors.js';
 import type { ManifestInput } from './manifest.js';
 
 export interface DigestOptions {
   /** Which file names of a folder count (default: every non-hidden file). */
   readonly include?: (name: string) => boolean;
-  /** How one file is hashed (default: here, streamed); rejects with the file system's error. */
-  readonly hashFile?: (path: string) => Promise<{ sha256: string; bytes: number }>;
-}
-
-/**
- * digestInput, started now with the hashing on its own thread (output/file-hasher.ts) and its
- * thread ended when done: a run awaits it at its manifest, having embedded meanwhile.
- */
-export function digestInputInBackground(path: string, options: DigestOptions = {}): Promise<ManifestInput> {
-  const hasher = new FileHasher();
-  const digest = digestInput(path, { ...options, hashFile: (file) => hasher.hash(file) }).finally(() =>
-    hasher.close(),
-  );
-  // Awaited (and its error met) at the manifest; a run stopped before it never asks.
-  digest.catch(() => {});
-  return digest;
 }
 
 /** sha256 (hex) and size of one file, streamed. */
@@ -76,15 +59,9 @@ export async function digestInput(path: string, options: DigestOptions = {}): Pr
   } catch (error) {
     throw new OutputError(`cannot read ${path}: ${messageOf(error)}`, { cause: error });
   }
-  const hash = options.hashFile ?? hashFile;
   if (!info.isDirectory()) {
-    let file: { sha256: string; bytes: number };
-    try {
-      file = await hash(path);
-    } catch (error) {
-      throw new OutputError(`cannot hash ${path}: ${messageOf(error)}`, { cause: error });
-    }
-    return { path, kind: 'file', bytes: file.bytes, files: 1, sha256: file.sha256 };
+    const { bytes, sha256 } = await sha256File(path);
+    return { path, kind: 'file', bytes, files: 1, sha256 };
   }
 
   const files: string[] = [];
@@ -96,7 +73,7 @@ export async function digestInput(path: string, options: DigestOptions = {}): Pr
   for (const rel of files) {
     let file: { sha256: string; bytes: number };
     try {
-      file = await hash(join(path, rel));
+      file = await hashFile(join(path, rel));
     } catch (error) {
       if (isFileSystemError(error)) continue; // unreadable: a reject of the run, not read (see above)
       throw error;

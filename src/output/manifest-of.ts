@@ -11,7 +11,6 @@ import {
   type ManifestContract,
   type ManifestCounts,
   type ManifestDataset,
-  type ManifestInput,
   type ManifestTranscription,
   redactBaseUrl,
 } from './index.js';
@@ -22,8 +21,6 @@ export interface ManifestFacts {
   readonly format: 'parquet' | 'arrow';
   /** The corpus (hashed into the manifest). */
   readonly input: string;
-  /** Its digest, when the run started it early (digestInputInBackground); else taken here. */
-  readonly inputDigest?: Promise<ManifestInput>;
   readonly gateway: { readonly baseUrl: string; readonly emulator: boolean };
   readonly plan: Readonly<Record<string, unknown>>;
   /** The version's chunks are not among them: its rows (counted from its files) and its failures. */
@@ -56,19 +53,6 @@ export function versionCounts(facts: Pick<ManifestFacts, 'counts' | 'tally'>, ro
   };
 }
 
-/**
- * Which file names of a folder corpus its digest lists: the files the run reads, with images
- * (plan.images) or audio (a transcribing run) too.
- */
-export function inputFiles(
-  plan: Readonly<Record<string, unknown>>,
-  transcribes: boolean,
-): (name: string) => boolean {
-  if (transcribes) return (name) => isTextFileName(name) || isAudioFileName(name);
-  if (plan['images'] === undefined) return isTextFileName;
-  return (name) => isTextFileName(name) || isImageFileName(name);
-}
-
 export async function manifestOf(
   facts: ManifestFacts,
   done: { files: string[]; rows: number; dataset: ManifestDataset; contract?: ManifestContract },
@@ -82,8 +66,15 @@ export async function manifestOf(
     dims: facts.dims,
     format: facts.format,
     providers: [...tally.providers].sort(),
-    input: await (facts.inputDigest ??
-      digestInput(facts.input, { include: inputFiles(facts.plan, facts.transcription !== undefined) })),
+    // A folder's digest lists the files the run reads: with images (plan.images), those too.
+    input: await digestInput(facts.input, {
+      include:
+        facts.transcription !== undefined
+          ? (name) => isTextFileName(name) || isAudioFileName(name)
+          : facts.plan['images'] === undefined
+            ? isTextFileName
+            : (name) => isTextFileName(name) || isImageFileName(name),
+    }),
     gateway: { baseUrl: redactBaseUrl(facts.gateway.baseUrl), emulator: facts.gateway.emulator },
     plan: facts.plan,
     counts: versionCounts(facts, done.rows),

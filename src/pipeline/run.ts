@@ -28,8 +28,8 @@ import { ExpectedRows } from '../output/contract.js';
 import { DurableCommit } from '../output/durable-commit.js';
 import { type FinalizedVersion, finalizeVersion } from '../output/finalize.js';
 import { FreeSpaceGuard } from '../output/free-space.js';
-import { digestInputInBackground, type ManifestInput, REJECTS_FILE, sideFile } from '../output/index.js';
-import { datasetDims, inputFiles, manifestOf, versionCounts } from '../output/manifest-of.js';
+import { REJECTS_FILE, sideFile } from '../output/index.js';
+import { datasetDims, manifestOf, versionCounts } from '../output/manifest-of.js';
 import { restoreReplans } from '../output/replans.js';
 import type { SpillLog } from '../output/spill.js';
 import { replaySpill } from '../output/spill-replay.js';
@@ -107,8 +107,6 @@ interface RunStages {
   readonly versions: Awaited<ReturnType<VersionedDataset['list']>>;
   /** Batches whose retries ran out this run: not committed, so a re-run sends them again. */
   readonly failedBatches: Map<Batch, BatchFailedError>;
-  /** The manifest's digest of the corpus, hashed while the run embeds. */
-  readonly inputDigest: Promise<ManifestInput>;
   /** The index of the version's vectors, when reuse needed it (finalize reuses its row keys). */
   index(): Promise<VectorIndex> | undefined;
 }
@@ -161,11 +159,7 @@ async function openStages(
   const rejects = sideFile(dir, REJECTS_FILE);
   const failedBatches = new Map<Batch, BatchFailedError>();
   const expected = new ExpectedRows();
-  const inputDigest = digestInputInBackground(settings.input, {
-    include: inputFiles(run.plan.parameters, audio !== undefined),
-  });
   return {
-    inputDigest,
     run,
     deps,
     budget,
@@ -391,7 +385,6 @@ async function finalizeRunVersion(
           dims,
           format: settings.outputFormat,
           input: settings.input,
-          inputDigest: stages.inputDigest,
           gateway: { baseUrl: client.baseUrl, emulator: settings.emulator },
           plan: { ...plan.parameters, sizing: sizingSummary(sizing, calibrationCost) },
           counts,

@@ -13,7 +13,7 @@ import { IdRegistry } from '../../src/corpus/ids.js';
 import { isTextFileName, readTextFolder } from '../../src/corpus/text-folder.js';
 import type { CorpusEntry } from '../../src/domain.js';
 import type { RecordTotals } from '../../src/observability/ledger.js';
-import { digestInput, digestInputInBackground } from '../../src/output/input-digest.js';
+import { digestInput } from '../../src/output/input-digest.js';
 import { readManifest, writeManifest } from '../../src/output/manifest.js';
 import { manifestOf } from '../../src/output/manifest-of.js';
 import { tempFolder } from '../helpers/temp.js';
@@ -78,14 +78,6 @@ describe('the input digest of a text folder with an unreadable file', () => {
     const edited = await digestInput(dir, { include: isTextFileName });
     expect(edited.sha256).not.toBe(digest.sha256);
     expect(edited.files).toBe(2);
-  });
-
-  it('is the same hashed on its own thread (as a run starts it): the unreadable file left out by its error code', async (context) => {
-    const dir = await folderWithUnreadableFile('threaded');
-    if (!dir) return context.skip('cannot make an unreadable file on this machine');
-    expect(await digestInputInBackground(dir, { include: isTextFileName })).toEqual(
-      await digestInput(dir, { include: isTextFileName }),
-    );
   });
 
   it('is what the corpus reader read: it rejects the same file and reads the others', async (context) => {
@@ -164,18 +156,5 @@ describe('the input digest of a text folder with an unreadable file', () => {
     const closed = await digestInput(dir, { include: isTextFileName });
     expect(closed).toMatchObject({ files: 1, sha256: sha(`${sha('alpha\n')}  a.txt\n`) });
     expect(closed.sha256).not.toBe(open.sha256);
-  });
-});
-
-describe('the input digest hashed on its own thread', () => {
-  it('gives a file the sha256 and size hashed here, and names a missing file', async () => {
-    const path = join(root, 'one.jsonl');
-    const text = `${'{"id":"é","text":"文档 🙂\\r\\n"}\n'.repeat(50_000)}`;
-    await writeFile(path, text);
-    expect(await digestInputInBackground(path)).toEqual(await digestInput(path));
-    expect((await digestInputInBackground(path)).sha256).toBe(sha(text));
-    await expect(digestInputInBackground(join(root, 'missing.jsonl'))).rejects.toThrow(
-      /cannot read .*missing\.jsonl/,
-    );
   });
 });
