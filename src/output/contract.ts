@@ -590,7 +590,7 @@ export function checkRows(input: ContractInput): ContractViolation[] {
   return violations.list();
 }
 
-/** `_documents.jsonl`: one line per document, `{"id", "rows", "digest"}`, sorted by id. */
+/** `_documents.jsonl`: one line per document, `{"id", "rows", "digest"}`, in the order documents first appear in the files. */
 export function documentLines(digests: Iterable<[string, DocumentDigest]>): string {
   let text = '';
   for (const [id, digest] of digests) text += documentLine(id, digest);
