@@ -42,6 +42,18 @@ export function scoreAll(version: VersionVectors, query: Float32Array): Float32A
 /** Queries scored together by scoreBlock. */
 export const QUERY_BLOCK = 8;
 
+/** One Float32Array per query of a block (QUERY_BLOCK of them). */
+type Block = [
+  Float32Array,
+  Float32Array,
+  Float32Array,
+  Float32Array,
+  Float32Array,
+  Float32Array,
+  Float32Array,
+  Float32Array,
+];
+
 /**
  * The cosines of up to QUERY_BLOCK unit queries (rows `first…` of `queries`) with every row, in one
  * pass over the version: a large version does not fit in the CPU's caches, and one query at a time
@@ -58,27 +70,9 @@ export function scoreBlock(
   const { matrix, dims, rows } = version;
   const q = (i: number) =>
     i < count ? queries.subarray((first + i) * dims, (first + i + 1) * dims) : new Float32Array(dims);
-  const [q0, q1, q2, q3, q4, q5, q6, q7] = Array.from({ length: QUERY_BLOCK }, (_, i) => q(i)) as [
-    Float32Array,
-    Float32Array,
-    Float32Array,
-    Float32Array,
-    Float32Array,
-    Float32Array,
-    Float32Array,
-    Float32Array,
-  ];
+  const [q0, q1, q2, q3, q4, q5, q6, q7] = Array.from({ length: QUERY_BLOCK }, (_, i) => q(i)) as Block;
   const out = Array.from({ length: QUERY_BLOCK }, () => new Float32Array(rows));
-  const [s0, s1, s2, s3, s4, s5, s6, s7] = out as [
-    Float32Array,
-    Float32Array,
-    Float32Array,
-    Float32Array,
-    Float32Array,
-    Float32Array,
-    Float32Array,
-    Float32Array,
-  ];
+  const [s0, s1, s2, s3, s4, s5, s6, s7] = out as Block;
   for (let row = 0, start = 0; row < rows; row++, start += dims) {
     let a0 = 0;
     let a1 = 0;
