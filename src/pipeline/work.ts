@@ -121,7 +121,9 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     onFailed: (taken, error, final) => onJobFailed(work, taken, error, final),
     onError: (error) => {
       // A lock lost in an outage is said once, by the job that finds out ("lost the lock of job …").
-      if (/could not renew lock|Missing lock for job/.test(error.message))
+      // "Missing key for job" follows a finish whose reply an outage cut: ioredis sends it again and
+      // finds the job already finished and removed. The batch was committed before either.
+      if (/could not renew lock|Missing lock for job|Missing key for job/.test(error.message))
         logger.debug({ err: error.message }, 'worker error');
       else if (options.outage) options.outage.error(error, 'worker error');
       else logger.error({ err: error.message }, 'worker error');
