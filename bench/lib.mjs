@@ -45,7 +45,9 @@ export async function runEmbedpipe(args, env, options = {}) {
  * Nothing else may exit meanwhile.
  */
 export async function runMeasured(args, env, { sampleMs = 250, prefix = [] } = {}) {
-  const argv = [...prefix, process.execPath, ...args];
+  // BENCH_NODE_ARGS: node flags for the measured process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+  const flags = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const argv = [...prefix, process.execPath, ...flags, ...args];
   const before = await reapedChildrenCpuMs();
   const child = spawn(argv[0], argv.slice(1), {
     env: { PATH: process.env.PATH, ...env },
