@@ -352,6 +352,8 @@ describe('the commands the docs show', () => {
       '--expose-gc', // node / V8, in docs/benchmarks.md
       '--max-old-space-size',
       '--max-semi-space-size',
+      '--cpu-prof',
+      '--heapsnapshot-signal',
     ];
     const known = new Set([...help.values()].flatMap((flags) => [...flags]));
     const unknown = PAGES.flatMap((page) =>
