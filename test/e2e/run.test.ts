@@ -282,7 +282,10 @@ describe('embedpipe run', () => {
     }
   });
 
-  it('works against an independent implementation of the interface, with its own quirks and faults', async () => {
+  // ~23 s of its faults' Retry-After waits and re-planned documents: above the default 30 s on a slow day.
+  it('works against an independent implementation of the interface, with its own quirks and faults', {
+    timeout: 90_000,
+  }, async () => {
     const gateway = await startIndependentGateway();
     try {
       const out = join(root, 'independent');
