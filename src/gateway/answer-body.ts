@@ -1,0 +1,71 @@
+/**
+ * Reading an answer's body. An embeddings answer's base64 vectors are nearly all of its bytes: they
+ * are cut out of the JSON text (each `"embedding":"…"` parsed as a placeholder), JSON.parse reads
+ * what is left, and each vector's base64 is put back in its place as its own one-byte string. The result
+ * equals JSON.parse of the whole text, without a string of the whole body or JSON.parse walking the
+ * vectors. It is taken only where that is certain:
+ * - the body is ASCII without a backslash, so no escape can hide a quote and every `"` delimits a
+ *   string: `"embedding":"` is then the key `embedding` and the start of its string value;
+ * - the placeholder, `"\u0000"`, is a string no such body holds (it has no escapes, and a raw
+ *   control character is not JSON), and every one is back in a `data[].embedding`, in order.
+ * Any other body is parsed whole.
+ */
+import { isAscii } from 'node:buffer';
+
+const EMBEDDING_KEY = Buffer.from('"embedding":"', 'latin1');
+/** Where a value was cut out: an escape, so never a string of the body itself. */
+const PLACEHOLDER = '\\u0000';
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * A body's text, a leading BOM dropped. An ASCII body (every answer of base64 vectors) becomes a
+ * one-byte string by a copy: JSON.parse reads that ~30% faster than the two-byte string a UTF-8
+ * decoder builds (1 MB answers, 1,536 dims: 1.5 vs 1.0 ms with the vectors decoded).
+ */
+export function bodyTextOf(bytes: Buffer): string {
+  const body = withoutBom(bytes);
+  return isAscii(body) ? body.toString('latin1') : body.toString('utf8');
+}
+
+/** JSON.parse of an embeddings answer's text (throws as it does); its vectors lifted where safe. */
+export function parseEmbeddingsBody(bytes: Buffer): unknown {
+  return parseLifted(withoutBom(bytes)) ?? JSON.parse(bodyTextOf(bytes));
+}
+
+/** The parsed body with its vectors' base64 cut out and put back; undefined where not certain. */
+export function parseLifted(body: Buffer): unknown {
+  if (body.indexOf(BACKSLASH) >= 0 || !isAscii(body)) return undefined;
+  const kept: string[] = [];
+  const lifted: string[] = [];
+  let from = 0;
+  for (let at = body.indexOf(EMBEDDING_KEY); at >= 0; at = body.indexOf(EMBEDDING_KEY, from)) {
+    const start = at + EMBEDDING_KEY.length;
+    const end = body.indexOf(QUOTE, start);
+    if (end < 0) return undefined; // an unterminated string: JSON.parse of the whole names it
+    kept.push(body.toString('latin1', from, start), PLACEHOLDER);
+    lifted.push(body.toString('latin1', start, end));
+    from = end;
+  }
+  if (lifted.length === 0) return undefined;
+  kept.push(body.toString('latin1', from));
+  let json: unknown;
+  try {
+    json = JSON.parse(kept.join(''));
+  } catch {
+    return undefined;
+  }
+  const data = (json as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data)) return undefined;
+  let next = 0;
+  for (const item of data) {
+    if (item === null || typeof item !== 'object' || (item as { embedding?: unknown }).embedding !== '\0')
+      continue;
+    (item as { embedding: string }).embedding = lifted[next++]!;
+  }
+  return next === lifted.length ? json : undefined;
+}
+
+function withoutBom(bytes: Buffer): Buffer {
+  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
+}
