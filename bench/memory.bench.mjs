@@ -1,6 +1,7 @@
 // Peak RSS while embedding a large generated corpus (default 1 GB of JSONL prose; BENCH_MB to
-// change it). embedpipe runs as a child process, its RSS sampled from /proc; the emulator runs in
-// another child. Reports RSS at each decile of the run so a reader sees whether it stays flat.
+// change it; BENCH_DOC_BYTES for the documents' size, default 20,000). embedpipe runs as a child
+// process, its RSS sampled from /proc; the emulator runs in another child. Reports RSS at each
+// decile of the run so a reader sees whether it stays flat.
 // `npm run build && node bench/memory.bench.mjs`
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,12 +9,13 @@ import { join } from 'node:path';
 import { API_KEY, mb, runEmbedpipe, startGateway, writeJsonlCorpus } from './lib.mjs';
 
 const megabytes = Number(process.env.BENCH_MB ?? 1024);
+const documentBytes = Number(process.env.BENCH_DOC_BYTES ?? 20_000);
 const dir = await mkdtemp(join(tmpdir(), 'embedpipe-memory-'));
 const gateway = await startGateway();
 try {
   const corpus = join(dir, 'corpus.jsonl');
   const t0 = Date.now();
-  const { documents, bytes } = await writeJsonlCorpus(corpus, megabytes * 1e6, 20_000);
+  const { documents, bytes } = await writeJsonlCorpus(corpus, megabytes * 1e6, documentBytes);
   console.log(
     `memory: generated ${mb(bytes)} MB, ${documents} documents in ${((Date.now() - t0) / 1000).toFixed(0)} s`,
   );
