@@ -11,6 +11,7 @@
  * Any other body is parsed whole.
  */
 import { isAscii } from 'node:buffer';
+import { stripBom } from '../corpus/utf8.js';
 
 const EMBEDDING_KEY = Buffer.from('"embedding":"', 'latin1');
 /** Where a value was cut out: an escape, so never a string of the body itself. */
@@ -24,13 +25,18 @@ const BACKSLASH = 0x5c;
  * decoder builds (1 MB answers, 1,536 dims: 1.5 vs 1.0 ms with the vectors decoded).
  */
 export function bodyTextOf(bytes: Buffer): string {
-  const body = withoutBom(bytes);
+  const body = stripBom(bytes);
   return isAscii(body) ? body.toString('latin1') : body.toString('utf8');
 }
 
-/** JSON.parse of an embeddings answer's text (throws as it does); its vectors lifted where safe. */
+/** JSON.parse of a body's text (throws as it does). */
+export function parseJsonBody(bytes: Buffer): unknown {
+  return JSON.parse(bodyTextOf(bytes));
+}
+
+/** parseJsonBody of an embeddings answer, its vectors lifted out first where that is safe. */
 export function parseEmbeddingsBody(bytes: Buffer): unknown {
-  return parseLifted(withoutBom(bytes)) ?? JSON.parse(bodyTextOf(bytes));
+  return parseLifted(stripBom(bytes)) ?? parseJsonBody(bytes);
 }
 
 /** The parsed body with its vectors' base64 cut out and put back; undefined where not certain. */
@@ -64,8 +70,4 @@ export function parseLifted(body: Buffer): unknown {
     (item as { embedding: string }).embedding = lifted[next++]!;
   }
   return next === lifted.length ? json : undefined;
-}
-
-function withoutBom(bytes: Buffer): Buffer {
-  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
 }

@@ -17,7 +17,7 @@ import { EmbedpipeError, UsageError } from '../errors.js';
 import { parseRetryAfter } from '../retry/retry-after.js';
 import { type Clock, now as defaultNow, type Now, onAbort } from '../retry/timing.js';
 import { AdaptiveWindow } from '../retry/window.js';
-import { bodyTextOf, parseEmbeddingsBody } from './answer-body.js';
+import { bodyTextOf, parseEmbeddingsBody, parseJsonBody } from './answer-body.js';
 import {
   decodeEmbeddings,
   decodeMembers,
@@ -162,7 +162,7 @@ interface Route {
   path: string;
   key: KeyKind;
   body?: unknown;
-  /** How a successful answer's body is parsed (JSON.parse of its text unless said). */
+  /** How a successful answer's body is parsed (parseJsonBody unless said). */
   parse?: (body: Buffer) => unknown;
 }
 
@@ -470,7 +470,7 @@ export class GatewayClient {
       invalidResponseError({ status, headers, reason, emptyData, secrets: this.#secrets() });
     let json: unknown;
     try {
-      json = route.parse ? route.parse(body) : JSON.parse(bodyTextOf(body));
+      json = (route.parse ?? parseJsonBody)(body);
     } catch {
       throw invalid(`body is not JSON: ${JSON.stringify(bodyTextOf(body).slice(0, 120))}`);
     }
