@@ -3,7 +3,7 @@
  * carries the process exit code the CLI uses for it, so `cli/` maps errors to exits in one place.
  */
 
-/** Process exit codes (documented in docs/commands.md). */
+/** Process exit codes (documented in docs/exit-codes.md). */
 export const ExitCode = {
   ok: 0,
   internal: 1,
