@@ -1,8 +1,9 @@
 /**
  * Whether every value of a vector is finite, by one sum: float32 values summed as doubles cannot
  * overflow (|x| < 3.5e38), so the sum is finite exactly when every value is (an Infinity or a NaN
- * makes it Infinity or NaN). Four running sums, because one is a chain of dependent adds: ~2.4x
- * faster than a test per value. Shared by the answers' decoder and `verify --deep`.
+ * makes it Infinity or NaN). Four running sums, because one is a chain of dependent adds: measured
+ * faster than a test per value (docs/benchmarks.md, "Design figures"). Shared by the answers' decoder and
+ * `verify --deep`.
  */
 export function allFinite(vector: Float32Array): boolean {
   let a = 0;

@@ -84,7 +84,8 @@ export class IdRegistry {
 /**
  * A 64-bit fingerprint of a string's UTF-16 code units, as two unsigned 32-bit halves: two
  * multiply-rotate lanes with different constants, cross-mixed and avalanched at the end.
- * Non-cryptographic on purpose: it runs once per document (a crypto hash is ~10x slower here).
+ * Non-cryptographic on purpose: it runs once per document (a crypto hash is much slower here:
+ * docs/benchmarks.md, "Design figures").
  */
 export function fingerprint(text: string): [hi: number, lo: number] {
   let a = 0x9e3779b9 ^ text.length;

@@ -326,7 +326,10 @@ async function statInput(path: string) {
   }
 }
 
-/** csv-parse is loaded for CSV corpora only (~20 ms of every other run's start-up). */
+/**
+ * csv-parse is loaded for CSV corpora only (a measurable part of every other run's start-up:
+ * docs/benchmarks.md, "Design figures").
+ */
 async function* readCsvLazily(options: CsvReadOptions): AsyncGenerator<CorpusEntry> {
   const { readCsv } = await import('./csv.js');
   yield* readCsv(options);

@@ -12,9 +12,9 @@ const GZIP_MAGIC = [0x1f, 0x8b] as const;
 /** Node's read size for file streams: what a reader whose memory bound counts in reads keeps (CSV). */
 export const SMALL_READS = 64 * 1024;
 /**
- * Read size for readers that split lines themselves (JSONL). 64 KB reads made reading a 128 MB
- * corpus cost ~280 ms of the main thread in a planner run (2,000 reads, each with its own buffer);
- * 1 MB reads, ~30.
+ * Read size for readers that split lines themselves (JSONL). 64 KB reads cost the main thread
+ * several times more in a planner run (many more reads, each with its own buffer):
+ * docs/benchmarks.md, "Design figures".
  */
 export const LARGE_READS = 2 ** 20;
 

@@ -54,8 +54,8 @@ export class Sfc32 {
   /**
    * Fills `out[0, count)` with next() / 2^32 * 2 - 1 (uniform in [-1, 1), exact in float64) and
    * returns the sum of their squares, added in index order. The same draws as calling nextUint32
-   * per element; the state lives in locals for the loop, which made the emulator's vectors ~4x
-   * cheaper.
+   * per element; the state lives in locals for the loop, which made the emulator's vectors several
+   * times cheaper (docs/benchmarks.md, "Design figures").
    */
   fillSigned(out: Float64Array, count = out.length): number {
     let { a, b, c, d } = this;

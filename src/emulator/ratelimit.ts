@@ -12,8 +12,8 @@ export const RETRY_AFTER_TOLERANCE_MS = 5;
 /**
  * Requests arriving this soon after a Retry-After was given may have left the client before it
  * could read it (a busy client thread, or a process not scheduled on a loaded machine: CI on two
- * cores saw such gaps past 100 ms), so they are not counted as violations. A client ignoring
- * Retry-After is still caught: every wait the emulator asks for is at least a second.
+ * cores saw such gaps: docs/benchmarks.md, "Design figures"), so they are not counted as violations. A
+ * client ignoring Retry-After is still caught: every wait the emulator asks for is at least a second.
  */
 export const IN_FLIGHT_GRACE_MS = 250;
 

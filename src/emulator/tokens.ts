@@ -24,7 +24,10 @@ const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
 type Cl100kModule = typeof import('gpt-tokenizer/encoding/cl100k_base');
 let cl100kModule: Cl100kModule | undefined;
-/** Its ranks take ~110 ms to load, and the default models count pieces: loaded on first use. */
+/**
+ * Its ranks are slow to load (docs/benchmarks.md, "Design figures"), and the default models count pieces:
+ * loaded on first use.
+ */
 const bpe = (): Cl100kModule =>
   (cl100kModule ??= createRequire(import.meta.url)('gpt-tokenizer/encoding/cl100k_base') as Cl100kModule);
 

@@ -59,7 +59,7 @@ type Block = [
  * pass over the version: a large version does not fit in the CPU's caches, and one query at a time
  * read it from memory once per query. Sums are doubles as in scoreAll, so the float32 scores agree.
  * The eight queries and sums are written out: V8 keeps them in registers, and a loop over an array of
- * sums ran 2.4x slower.
+ * sums ran much slower (docs/benchmarks.md, "Design figures").
  */
 export function scoreBlock(
   version: VersionVectors,

@@ -501,10 +501,11 @@ export class GatewayClient {
     // The gate is passed only after one turn of the event loop, and re-checked: a 429 may already sit
     // in a socket, answered while this thread was busy (decoding, encoding a file), and be read in
     // the same I/O phase that freed this request's slot. Sending before reading it broke its
-    // Retry-After by as long as the thread had been busy (~270 ms seen); the turn lets every answer
-    // already received close the gate first. Last, undici checks it again right before writing to
-    // the connection (GateCheck): a request waiting for a connection to open when a 429 arrives is
-    // held back and goes again after the wait. A gate closed past the cap throws RetryAfterTooLongError.
+    // Retry-After by as long as the thread had been busy (docs/benchmarks.md, "Design figures"); the
+    // turn lets every answer already received close the gate first. Last, undici checks it again right
+    // before writing to the connection (GateCheck): a request waiting for a connection to open when a
+    // 429 arrives is held back and goes again after the wait. A gate closed past the cap throws
+    // RetryAfterTooLongError.
     for (;;) {
       const held = !gate.isOpen;
       await this.#gates.waitUntilOpen(route.key, opts.signal);

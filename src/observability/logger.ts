@@ -42,7 +42,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
   };
   if (options.pretty ?? isTty) {
-    // Loaded only for a terminal: a cron job or a pipe writes JSON lines and skips its ~35 ms load.
+    // Loaded only for a terminal: a cron job or a pipe writes JSON lines and skips its measurable load
+    // (docs/benchmarks.md, "Design figures").
     const pretty = createRequire(import.meta.url)('pino-pretty') as typeof pinoPretty;
     return pino(
       base,

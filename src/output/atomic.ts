@@ -129,9 +129,10 @@ export class TempFile {
   }
 
   /**
-   * Writes `chunk` before returning (into the page cache: about a millisecond for a few MB), so the
-   * caller can drop it at once. A buffer held across awaits outlives two scavenges and waits for a
-   * full GC to be freed: encoded files written asynchronously were ~30 MB of a run's peak RSS.
+   * Writes `chunk` before returning (into the page cache: quick), so the caller can drop it at once.
+   * A buffer held across awaits outlives two scavenges and waits for a full GC to be freed: encoded
+   * files written asynchronously were a measurable share of a run's peak RSS
+   * (docs/benchmarks.md, "Design figures").
    */
   writeNow(chunk: Uint8Array): void {
     if (!this.handle) throw new OutputError(`${this.path}: written after close`);

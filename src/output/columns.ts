@@ -10,9 +10,9 @@ import { EMBEDDING_COLUMN } from './table.js';
 
 /**
  * The columns of a file. Parquet without the vector column: only those columns' bytes are read and
- * decoded (ParquetFile), ~7x faster for the hash column of a 2 MB data file (1.4 vs 9.7 ms), since
- * parquet-wasm's one-shot reader decodes every column whatever `columns` says. With the vectors,
- * most of the file is wanted anyway, and the one-shot reader is the faster (8.8 vs 11.3 ms).
+ * decoded (ParquetFile), much faster for the hash column alone, since parquet-wasm's one-shot
+ * reader decodes every column whatever `columns` says. With the vectors, most of the file is
+ * wanted anyway, and the one-shot reader is the faster. Figures: docs/benchmarks.md, "Design figures".
  */
 export async function readColumns(
   path: string,

@@ -4,8 +4,7 @@
  * Arrow readers. Each data file carries every merged batch's metadata (see compacted-file.ts), so
  * resume and accounting work on a compacted dataset as on parts. A Parquet part whose rows all stay
  * is copied as its record batches in wasm memory, without the trip through Arrow JS and back that a
- * filtered one takes (100,000 rows of 384 dims in 782 parts: 4.6–4.8 s, 6.0–6.7 CPU s before; 3.3 s,
- * 3.9 CPU s after).
+ * filtered one takes (measured faster in wall and CPU time: docs/benchmarks.md, "Design figures").
  *
  * Safety: every new file is written to a temp file and read back (its row count and batch map)
  * before any is renamed into place; the merged files are removed only after all new files are in
@@ -16,8 +15,8 @@
  *
  * Memory: the input being merged and those read ahead of it (up to 8 MB of them, at least the next
  * one; a large data file is read a row group at a time instead), plus one output row group in the
- * Parquet writer (one record batch for Arrow) and the one being written to disk.
- * Measured peak RSS: ~300 MB for 500,000 rows of 256 dims with the default 16 MB row groups.
+ * Parquet writer (one record batch for Arrow) and the one being written to disk. Measured peak
+ * RSS: docs/benchmarks.md, "Design figures".
  */
 import { createHash } from 'node:crypto';
 import { readdir, rm, stat } from 'node:fs/promises';
@@ -328,7 +327,7 @@ async function writeGroup(options: CompactOptions, group: Group, checks: Checks)
     if (!yielded && last) yield last.slice(0, 0);
   }
   // One write in flight while the writer encodes the next row group (awaiting each write stalled
-  // the encoding: ~0.6 s of a 4 s finalize of 100,000 rows).
+  // the encoding, a measurable share of a finalize: docs/benchmarks.md, "Design figures").
   let writing = Promise.resolve();
   const sink = async (chunk: Uint8Array) => {
     hash.update(chunk);

@@ -43,7 +43,8 @@ const UNNAMED = Number.NaN;
 /**
  * The chunks a plan wants in the version, per document (its side of the contract). The hash keys
  * of all documents are in one paged array, each document's in one range of slots: 8 bytes a chunk
- * (an array per document held its keys as heap numbers, ~24 bytes a chunk, millions in a large run).
+ * (an array per document held its keys as heap numbers, several times that, millions in a large
+ * run: docs/benchmarks.md, "Memory").
  */
 export class ExpectedRows {
   /** Document id → its number. */
@@ -166,7 +167,8 @@ const PAGE_BITS = 16;
 
 /**
  * Keys by slot, in pages of 65,536 allocated as slots are set: no slack beyond the last page, and
- * growing never copies (a doubling array held the old and the new at once, ~60 MB at 3M keys).
+ * growing never copies (a doubling array held the old and the new at once:
+ * docs/benchmarks.md, "Design figures").
  */
 class PagedKeys {
   readonly #pages: Float64Array[] = [];
@@ -602,7 +604,8 @@ export function documentLine(id: string, { rows, digest }: DocumentDigest): stri
 }
 
 export function parseDocumentLines(text: string): Map<string, DocumentDigest> {
-  // One parse of the lines as an array: ~3x faster than a parse per line.
+  // One parse of the lines as an array: measured faster than a parse per line
+  // (docs/benchmarks.md, "Design figures").
   const lines = text.split('\n').filter((line) => line.trim() !== '');
   const records = JSON.parse(`[${lines.join(',')}]`) as ({ id: string } & DocumentDigest)[];
   const digests = new Map<string, DocumentDigest>();

@@ -1,7 +1,7 @@
 /**
  * `_documents.jsonl`, the switch's record of every document's rows (contract.ts documentLine), is
- * written and hashed a megabyte at a time: a version of 200,000 documents held its digests, their
- * text and its bytes at once (~60 MB at the switch, the run's peak).
+ * written and hashed a megabyte at a time: holding its digests, their text and its bytes at once
+ * made the run's peak at the switch (docs/benchmarks.md, "Memory").
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';

@@ -125,8 +125,8 @@ export async function compactDataset(input: FinalizeInput): Promise<CompactedDat
   const { dropped } = selection;
   const isPart = (file: string) => file.startsWith('part-');
   // Per-batch parts (an older dataset's, or a distributed run's) are merged; the group commit's data
-  // files are large enough already (a 300k-row dataset: DuckDB's scan 331 ms in 109 files, 314 ms
-  // merged into 4, and the merge cost 7.5 s), so they are left alone unless they hold unwanted rows.
+  // files are large enough already (merging them barely sped up DuckDB's scan and cost far more:
+  // docs/benchmarks.md, "Design figures"), so they are left alone unless they hold unwanted rows.
   const inputs = ordered.filter((file) => isPart(file) || dropped.has(file));
   if (inputs.length > 0) {
     await compactParts({

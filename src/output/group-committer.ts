@@ -2,9 +2,9 @@
  * Commits embedded batches off the request path, several to a file: a request slot is free again
  * the moment its response is in, while encoding and fsyncs run here. Batches wait until their
  * vectors reach a size (or the oldest an age), then go to one file together: a file per batch cost
- * ~25 CPU ms per 1,000 vectors in file-system work alone and left thousands of small files. A
- * bounded backlog keeps memory flat when the disk is slower than the gateway; `drain` commits what
- * waits (a run that stops still writes every batch it paid for).
+ * much CPU in file-system work alone (docs/benchmarks.md, "Design figures") and left thousands of small
+ * files. A bounded backlog keeps memory flat when the disk is slower than the gateway; `drain`
+ * commits what waits (a run that stops still writes every batch it paid for).
  */
 import { setImmediate } from 'node:timers/promises';
 import pLimit from 'p-limit';

@@ -65,7 +65,10 @@ export function redactBaseUrl(url: string): string {
 }
 
 let loaded: Promise<ManifestSchemas> | undefined;
-/** The manifest schemas, with zod, loaded on first use (~80 ms of start-up a first run does not need). */
+/**
+ * The manifest schemas, with zod, loaded on first use (start-up time a first run does not need:
+ * docs/benchmarks.md, "Design figures").
+ */
 function schemas(): Promise<ManifestSchemas> {
   loaded ??= import('./manifest-schema.js').then(({ manifestSchemas }) => manifestSchemas(USD_DECIMALS));
   return loaded;

@@ -1,8 +1,8 @@
 /**
  * A map from non-negative integer keys (below 2^53) to numbers, in two Float64Arrays with open
  * addressing: 16 bytes a slot, no object per entry. The vector index keeps one entry per row of a
- * dataset (millions): as a Map of numbers that cost ~70 bytes a row, and two heap numbers per row
- * for every full GC to trace (750k rows: 53 MB, 50 ms a collection).
+ * dataset (millions): as a Map of numbers that cost several times more a row, and two heap numbers
+ * per row for every full GC to trace (docs/benchmarks.md, "Design figures").
  *
  * Keys are spread by their low 32 bits, so they must be well mixed already (hash prefixes are).
  */

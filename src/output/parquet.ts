@@ -1,16 +1,17 @@
 /**
  * Parquet encoding of one part, through parquet-wasm (the Rust parquet crate compiled to wasm).
  *
- * Writer settings, measured on 4,096-row tables of float32 vectors (best of six, 2026-11-23):
- * - dictionary encoding off: on the vector column it made parts ~55% larger and the encode ~8x
+ * Writer settings, each measured (figures: docs/benchmarks.md, "Design figures"):
+ * - dictionary encoding off: on the vector column it made parts larger and the encode much
  *   slower, and the per-column switch does not reach the nested vector column
  *   (`embedding.list.item`), so it is off globally (ids, texts and hashes are mostly unique anyway);
- * - PLAIN for every column. BYTE_STREAM_SPLIT on the vectors made files ~8% smaller with snappy
- *   but doubled the encode (384 dims: 6.0 vs 3.3 ms per 1,000 vectors; 1,536 dims: 22.8 vs 12.1),
- *   on the thread that also sends the requests; PLAIN is also what every reader reads;
- * - statistics on the scalar columns only, per chunk: min/max over every vector element cost ~15%
- *   of the encode and prune nothing. Statistics are off globally (the only setting that reaches the
- *   nested column) and switched back on by name; chunk statistics keep row-group pruning on them.
+ * - PLAIN for every column. BYTE_STREAM_SPLIT on the vectors made files a little smaller with
+ *   snappy but the encode much slower, on the thread that also sends the requests; PLAIN is also
+ *   what every reader reads;
+ * - statistics on the scalar columns only, per chunk: min/max over every vector element cost a
+ *   noticeable share of the encode and prune nothing. Statistics are off globally (the only
+ *   setting that reaches the nested column) and switched back on by name; chunk statistics keep
+ *   row-group pruning on them.
  */
 import { openAsBlob } from 'node:fs';
 import { tableToIPC } from 'apache-arrow';
@@ -25,9 +26,9 @@ export interface ParquetOptions {
 }
 
 /**
- * Snappy: about as much CPU as no compression (1,536 dims: 10.8 vs 12.0 ms per 1,000 vectors; it
- * writes less) and ~7% smaller (the texts compress, the vectors barely); zstd is ~9% smaller than
- * snappy but takes ~6x the CPU. Every Parquet reader reads snappy.
+ * Snappy: about as much CPU as no compression (it writes less) and a little smaller (the texts
+ * compress, the vectors barely); zstd is a little smaller again but takes several times the CPU.
+ * Every Parquet reader reads snappy. Figures: docs/benchmarks.md, "Design figures".
  */
 export const DEFAULT_PARQUET_COMPRESSION: ParquetCompression = 'snappy';
 

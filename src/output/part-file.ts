@@ -2,12 +2,10 @@
  * One part file: encode the rows (Parquet or Arrow IPC), write them to a temp file, check the row
  * count written, and rename the file into place.
  *
- * It runs on the main thread. A worker thread for it was measured three times: throughput +1%
- * (2026-11-21), then within noise over three interleaved runs (2026-11-23, C=8, B=128, 50 ms, on 2
- * cores that also run the emulator) while peak RSS on a 300 MB corpus rose from 447 to 707 MB
- * (glibc arenas of the second thread), and again with PLAIN vectors and 2 MB groups: 56 / 52 / 56%
- * of the ceiling against 59 / 53 / 59% in-thread, +100 MB peak RSS. The cores, not the thread, are
- * the limit there.
+ * It runs on the main thread. A worker thread for it was measured three times: throughput no
+ * better (within noise, or worse), peak RSS much higher (glibc arenas of the second thread). The
+ * cores, not the thread, are the limit there (docs/benchmarks.md, "Where the time goes at C=8,
+ * B=128").
  */
 import { readFile } from 'node:fs/promises';
 import { OutputError } from '../errors.js';

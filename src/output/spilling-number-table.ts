@@ -3,7 +3,7 @@
  * `memoryEntries` they move, sorted, to a run on disk (a small LSM tree). What stays in
  * memory per moved entry is a Bloom filter's 10 bits and a sparse index of every BLOCK-th key, so
  * a dataset of millions of rows costs a few MB instead of 16–48 bytes a row (the reuse index of a
- * 4 GB corpus had grown to 128 MB, and doubled while it grew).
+ * large corpus grew with it, and doubled while it grew: docs/benchmarks.md, "Memory").
  *
  * A run's file is unlinked as soon as it is opened: it is freed when the table closes or the
  * process ends, however it ends (a killed run leaves nothing behind). It lives beside the dataset, on the

@@ -1,7 +1,8 @@
 /**
  * Vectors by hash within a byte budget; the least recently used go first. The order is a queue of
  * (hash, stamp) with stale stamps skipped, not the Map's own order: evicting through a fresh Map
- * iterator walks over every slot deleted before it, which made each commit's rows cost ~5 µs each.
+ * iterator walks over every slot deleted before it, which made each commit's rows costly
+ * (docs/benchmarks.md, "Design figures").
  */
 export class VectorCache {
   readonly #budget: number;

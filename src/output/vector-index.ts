@@ -8,8 +8,9 @@
  *
  * The index holds millions of rows, so it is keyed by the hash's first 52 bits as a number and
  * locates a row as one number too, in a NumberTable (16 bytes a slot; a Map of 64-character strings
- * took several times more, a Map of numbers ~70 bytes a row). A 52-bit prefix may collide: a row's
- * full hash is checked, and another text's row answers undefined (not reusable: the text is sent).
+ * or of numbers took several times more: docs/benchmarks.md, "Design figures"). A 52-bit prefix may collide:
+ * a row's full hash is checked, and another text's row answers undefined (not reusable: the text is
+ * sent).
  */
 import { join } from 'node:path';
 import type { FixedSizeList, Float32, Vector } from 'apache-arrow';
@@ -31,14 +32,14 @@ export const CACHED_FILES = 4;
  * Bytes of vectors kept by hash, twice: the rows this run committed last (a duplicate close behind
  * its first copy), and vectors once reused (duplicates are mostly boilerplate: headers, notices,
  * repeated lines, back hundreds of times across a run). Without them each came back as a file read:
- * a hostile multilingual corpus spent 11 of its 19 s there.
+ * on a hostile multilingual corpus, most of the run (docs/benchmarks.md, "Design figures").
  */
 const CACHE_BYTES = 8 * 2 ** 20;
 
 /**
  * Rows of one file asked for at once from which the whole file is read (and kept among
- * CACHED_FILES): a re-chunked dataset reusing its rows in order. Fewer are read alone, each ~6x
- * cheaper than the file: duplicates here and there.
+ * CACHED_FILES): a re-chunked dataset reusing its rows in order. Fewer are read alone, each several
+ * times cheaper than the file (docs/benchmarks.md, "Design figures"): duplicates here and there.
  */
 const ROWS_FOR_WHOLE_FILE = 4;
 

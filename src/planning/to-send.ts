@@ -43,8 +43,8 @@ export async function countWorkToSend(input: CountInput): Promise<{ toSend: Work
     for (const batchId of files.keys()) committed.add(batchId);
     indexes.push(await VectorIndex.build(dir, [...new Set(files.values())], settings.outputFormat));
   }
-  // Texts planned so far, by hash key, most of them on disk: a Set of hashes held ~100 bytes a
-  // chunk (a dry run of a 1 GB corpus peaked at 672 MB). Two texts sharing a 52-bit key (odds
+  // Texts planned so far, by hash key, most of them on disk: a Set of hashes in memory made a dry
+  // run's peak grow with the corpus (docs/benchmarks.md, "Memory"). Two texts sharing a 52-bit key (odds
   // ~n²/2^53) would count as one repeated text: an estimate off by one chunk.
   const seen = new SpillingNumberTable(tmpdir());
   const toSend = { batches: 0, chunks: 0, tokens: 0, cost: 0, held: 0, repeated: 0 };

@@ -182,8 +182,8 @@ class LanceStore implements VectorStore {
         }
         // One merge-insert, so one commit: upserts matched on the key, and, of the rows the group does
         // not hold, only those listed deleted (the `where` confines the delete to exactly them). The
-        // delete clause makes LanceDB join against the whole table (~1-2 s per group at 200k rows),
-        // so a group without deletes leaves it out.
+        // delete clause makes LanceDB join against the whole table (seconds per group on a large
+        // table: docs/benchmarks.md, "Design figures"), so a group without deletes leaves it out.
         let merge = table.mergeInsert(['id', 'chunk_index']).whenMatchedUpdateAll().whenNotMatchedInsertAll();
         if (deletes.length > 0) merge = merge.whenNotMatchedBySourceDelete({ where: keyPredicate(deletes) });
         await merge.execute(rowsTable(upserts, storeSchema(dims, new Map()), dims));

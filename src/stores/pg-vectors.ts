@@ -1,7 +1,8 @@
 /**
  * Rows and vectors on their way into and out of PostgreSQL. Vectors go in as one binary `vector[]`
  * parameter per statement (pgvector's own wire format, 4 bytes a value): through pglite-socket that
- * loads ~5x faster than `'[…]'` text literals, whose parsing (strtof per value) dominates, and it
+ * loads several times faster than `'[…]'` text literals (docs/benchmarks.md, `sync` and `search`),
+ * whose parsing (strtof per value) dominates, and it
  * carries float32 values exactly without any decimal formatting. They come back as text.
  */
 import type { RowKey, StoreRow } from './store.js';
