@@ -15,7 +15,6 @@ import type { RunSettings } from '../config/settings.js';
 import type { Batch, ChunkFailure, TranscriptionFailure } from '../domain.js';
 import { CostBudget } from '../embedding/cost-budget.js';
 import { BatchFailedError } from '../embedding/gateway-embedder.js';
-import { ReusingEmbedder } from '../embedding/reuse.js';
 import { knownDims } from '../embedding/vector-form.js';
 import { DatasetContractError, EmbedpipeError, OutputLockedError, RunStoppedError } from '../errors.js';
 import { type SwitchGate, switchGate } from '../eval/switch-gate.js';
@@ -33,7 +32,6 @@ import { datasetDims, manifestOf, versionCounts } from '../output/manifest-of.js
 import { restoreReplans } from '../output/replans.js';
 import type { SpillLog } from '../output/spill.js';
 import { replaySpill } from '../output/spill-replay.js';
-import { VectorIndex } from '../output/vector-index.js';
 import type { VersionedDataset } from '../output/versions.js';
 import { dryRun, remainingWork } from '../planning/dry-run.js';
 import type { RunPlan } from '../planning/plan.js';
@@ -81,7 +79,7 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
         return await embedInto(stages);
       } finally {
         // The index's file beside the dataset is freed (a failed build has none).
-        (await stages.index()?.catch(() => undefined))?.close();
+        (await run.index()?.catch(() => undefined))?.close();
       }
     } finally {
       await run.session.release();
@@ -99,7 +97,6 @@ interface RunStages {
   readonly signal: AbortSignal;
   readonly spill: SpillLog;
   readonly space: FreeSpaceGuard;
-  readonly reuse: ReusingEmbedder;
   readonly commit: DurableCommit;
   readonly rejects: ReturnType<typeof sideFile>;
   readonly expected: ExpectedRows;
@@ -107,8 +104,6 @@ interface RunStages {
   readonly versions: Awaited<ReturnType<VersionedDataset['list']>>;
   /** Batches whose retries ran out this run: not committed, so a re-run sends them again. */
   readonly failedBatches: Map<Batch, BatchFailedError>;
-  /** The index of the version's vectors, when reuse needed it (finalize reuses its row keys). */
-  index(): Promise<VectorIndex> | undefined;
 }
 
 async function openStages(
@@ -124,23 +119,12 @@ async function openStages(
   const spill = await replaySpill(session, sizing, logger);
   const space = new FreeSpaceGuard(dir, deps.minFreeBytes ?? DEFAULTS.commit.minFreeBytes);
   await space.check();
-  let built: Promise<VectorIndex> | undefined;
-  const vectors = (): Promise<VectorIndex> =>
-    (built ??= VectorIndex.build(dir, [...new Set(session.fileOf.values())], settings.outputFormat));
-  const keptDims = settings.vectors.dims;
-  const reuse = new ReusingEmbedder({
-    embedder: run.embedder,
-    sizing,
-    stats,
-    index: vectors,
-    dims: keptDims,
-  });
   const commit = new DurableCommit({
     writer: session.writer,
     spill,
     sizing,
     ledger: stats.ledger,
-    reuse,
+    reuse: run.reuse,
     persistCalibration: run.persistCalibration,
     groupBytes: DEFAULTS.commit.groupBytes,
     maxDelayMs: settings.commitIntervalMs,
@@ -166,23 +150,21 @@ async function openStages(
     signal,
     spill,
     space,
-    reuse,
     commit,
     rejects,
     expected,
     audio,
     versions,
     failedBatches,
-    index: () => built,
   };
 }
 
 /** One batch, embedded (reusing what the dataset holds) and handed to the durable commit. */
 async function embedAndCommit(stages: RunStages, batch: Batch, signal: AbortSignal): Promise<void> {
-  const { space, commit, reuse, run, deps } = stages;
+  const { space, commit, run, deps } = stages;
   try {
     await space.check();
-    await commit.add(batch, await reuse.embed(batch, signal));
+    await commit.add(batch, await run.reuse.embed(batch, signal));
   } catch (error) {
     if (!(error instanceof BatchFailedError)) throw error;
     run.sizing.release(batch.chunks);
@@ -353,7 +335,7 @@ async function finalizeRunVersion(
   const { stats, logger, client } = deps;
   const model = plan.model.id;
   const tally = stats.ledger.dataset();
-  const index = stages.index();
+  const index = run.index();
   return finalizeVersion({
     dataset: session.dataset,
     version: session.version.name,

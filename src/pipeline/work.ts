@@ -1,5 +1,5 @@
 /**
- * `embedpipe worker`: `embedAndCommit` per job. Each batch job is embedded (reusing texts the
+ * `embedpipe worker`: `embedAndWritePart` per job. Each batch job is embedded (reusing texts the
  * dataset already holds) and written as its own part file named by its batch id, atomically: a job
  * that runs twice (BullMQ delivers at least once) writes the same file again, never a second one.
  * The group commit of `run` is not used here: a group file of several jobs' batches could not be
@@ -9,14 +9,9 @@
  * backoff for crashes and long outages (minutes). A non-retryable gateway answer fails the job once
  * (UnrecoverableError). 402 (or 401) pauses the queue for every worker until `embedpipe resume`.
  */
-import { readCalibration } from '../chunking/calibrate.js';
-import { RunSizing } from '../chunking/run-sizing.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { accountProblem } from '../embedding/account-problem.js';
-import { embedderFor } from '../embedding/embedder.js';
 import { BatchFailedError } from '../embedding/gateway-embedder.js';
-import { ReusingEmbedder } from '../embedding/reuse.js';
-import { formOfPlanKey } from '../embedding/vector-form.js';
 import { OutputLockedError } from '../errors.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
@@ -28,9 +23,6 @@ import {
   batchRecordMetadata,
   batchRecordOf,
 } from '../output/batch-record.js';
-import type { DatasetWriter } from '../output/index.js';
-import { versionWriter } from '../output/session.js';
-import { VectorIndex } from '../output/vector-index.js';
 import {
   BatchJobs,
   delayJob,
@@ -40,14 +32,9 @@ import {
   type TakenJob,
   unrecoverable,
 } from '../queue/batch-jobs.js';
-import {
-  checkEvictionPolicy,
-  connectRedis,
-  type QueueAddress,
-  type RunSpec,
-  RunStore,
-} from '../queue/distributed.js';
+import { checkEvictionPolicy, connectRedis, type QueueAddress, RunStore } from '../queue/distributed.js';
 import type { RedisOutage } from '../queue/outage.js';
+import { type ContextDependencies, type JoinedRun, joinRunContext } from './context.js';
 import { finalizeRun } from './finalize-run.js';
 
 export interface WorkerOptions {
@@ -73,13 +60,6 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
-/** What a worker keeps per run: the run's spec, writer, sizing and embedder, built on its first job. */
-interface JoinedRun {
-  readonly spec: RunSpec;
-  readonly writer: DatasetWriter;
-  readonly reuse: ReusingEmbedder;
-}
-
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const { client, logger, address, metrics } = options;
   const stats = options.stats ?? new RunStats();
@@ -91,7 +71,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const context = (runId: string): Promise<JoinedRun> => {
     let found = contexts.get(runId);
     if (!found) {
-      found = joinRun(runs, runId, client, logger, stats);
+      found = joinRun(runs, runId, { client, logger, stats });
       found.catch(() => contexts.delete(runId));
       contexts.set(runId, found);
     }
@@ -203,7 +183,7 @@ async function processBatch(work: BatchWork, taken: BatchJob, token: string | un
     }
   }
   try {
-    await embedAndCommit(work, run, taken, token);
+    await embedAndWritePart(work, run, taken, token);
     // Also when an earlier run of this job counted it first: that run may have died before it
     // looked, and then nobody else would queue finalize.
     await finalizeWhenSettled(runId);
@@ -222,7 +202,7 @@ async function processBatch(work: BatchWork, taken: BatchJob, token: string | un
 }
 
 /** The batch embedded and written as its own part, then counted in Redis (once, whoever counts first). */
-async function embedAndCommit(
+async function embedAndWritePart(
   work: BatchWork,
   run: JoinedRun,
   { runId, batch, job }: BatchJob,
@@ -293,45 +273,11 @@ const usageOf = (record: BatchRecord) => ({
   costUsd: record.cost,
 });
 
-/** A worker joins a run on its first job: the run's spec, writer, sizing and embedder. */
-async function joinRun(
-  runs: RunStore,
-  runId: string,
-  client: GatewayClient,
-  logger: Logger,
-  stats: RunStats,
-): Promise<JoinedRun> {
+/** A worker joins a run on its first job. */
+async function joinRun(runs: RunStore, runId: string, deps: ContextDependencies): Promise<JoinedRun> {
   const spec = await runs.spec(runId);
   if (!spec) throw unrecoverable(`run ${runId} is unknown to this queue`);
-  const writer = versionWriter({
-    dir: spec.versionDir,
-    format: spec.format,
-    model: spec.model,
-    planKey: spec.planKey,
-    ...(spec.dims ? { dims: spec.dims } : {}),
-  });
-  // The producer's calibration; a worker learns from its own answers too, but never re-plans a
-  // document (its chunks are in other jobs): a chunk the gateway cut is a failure, never stored.
-  const sizing = RunSizing.restore(
-    {
-      model: spec.model,
-      budgetTokens: spec.budgetTokens,
-      contextLength: spec.contextLength,
-      overlapTokens: spec.overlap,
-    },
-    await readCalibration(spec.versionDir),
-  );
-  const embedder = embedderFor(spec, {
-    client,
-    model: spec.model,
-    sizing,
-    stats,
-    logger,
-    pricePerToken: spec.pricePerToken,
-  });
-  let index: Promise<VectorIndex> | undefined;
-  const vectors = () => (index ??= VectorIndex.build(spec.versionDir, spec.linkedFiles, spec.format));
-  logger.info({ runId, version: spec.versionName, model: spec.model }, 'joined run');
-  const dims = formOfPlanKey(spec.planKey).dims;
-  return { spec, writer, reuse: new ReusingEmbedder({ embedder, sizing, stats, index: vectors, dims }) };
+  const joined = await joinRunContext(spec, deps);
+  deps.logger.info({ runId, version: spec.versionName, model: spec.model }, 'joined run');
+  return joined;
 }
