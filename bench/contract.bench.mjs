@@ -15,7 +15,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { contentHash } from '../dist/chunking/hash.js';
+import { contentHash } from '../dist/content-hash.js';
 import { readColumns } from '../dist/output/columns.js';
 import {
   checkRows,

@@ -184,3 +184,128 @@ export interface RetryAfterEvent {
   /** The in-flight window after this answer (undefined without maxInFlight). */
   window: number | undefined;
 }
+
+// ---- pacing: what the gateway client tells progress lines, metrics and `status` --------------
+
+export type RateDimension = 'requests' | 'tokens';
+
+/** Per minute, by dimension. */
+export type PerMinute = Partial<Record<RateDimension, number>>;
+
+export type RateSource = 'configured' | 'headers' | 'learned';
+
+/** What a progress line and `status` say of the rate budget (gateway/rate-pace.ts). */
+export interface RateView {
+  /** The rate paced to, per minute, by dimension (absent: not paced). */
+  readonly paced: PerMinute;
+  readonly source: Partial<Record<RateDimension, RateSource>>;
+  /** Measured: successful requests and billed tokens per minute over the last window. */
+  readonly measured: Record<RateDimension, number>;
+  /** The pace held a request back within the last second. */
+  readonly holding: boolean;
+}
+
+/** A client's pacing now: its rate budget, and its in-flight window when it has one. */
+export interface Pacing {
+  readonly rate?: RateView;
+  readonly window?: { readonly limit: number; readonly active: number; readonly queued: number };
+}
+
+// ---- reports: what stages tell the run's summary (observability/summary.ts), defined here so the
+// summary reads them without importing the stages --------------------------------------------------
+
+/** The accounting of one committed batch, stored in its part file's metadata (output/batch-record.ts). */
+export interface BatchRecord {
+  readonly rows: number;
+  /** Vector length; 0 when no chunk of the batch got a vector. */
+  readonly dims: number;
+  readonly chunks: number;
+  readonly promptTokens: number;
+  readonly cost: number;
+  readonly requests: number;
+  readonly retries: number;
+  readonly provider?: string;
+  readonly failures: readonly ChunkFailure[];
+  /** Documents this batch re-planned: its part holds all their rows (see chunking/run-sizing.ts). */
+  readonly replanned?: readonly string[];
+}
+
+/** A dataset version's totals, as its manifest states them (output/manifest-types.ts). */
+export interface ManifestCounts {
+  readonly documents: number;
+  readonly chunks: number;
+  /** Rows in the data files (chunks that got a vector). */
+  readonly rows: number;
+  readonly rejects: number;
+  readonly failures: number;
+  /** Prompt tokens the gateway reported for the dataset's batches (what was paid for, whichever run). */
+  readonly tokens: number;
+  /** US dollars, a decimal string with USD_DECIMALS decimals (see formatUsd). */
+  readonly costUsd: string;
+  readonly requests: number;
+  readonly retries: number;
+}
+
+/** What changed between two versions of a dataset, by document (output/document-changes.ts). */
+export interface DocumentChanges {
+  readonly added: number;
+  readonly changed: number;
+  readonly unchanged: number;
+  readonly deleted: number;
+}
+
+/** The chunk budget used and why (chunking/calibrate.ts): for the summary and the manifest. */
+export interface SizingSummary {
+  /** Gateway tokens per chunk. */
+  readonly budgetTokens: number;
+  /** The learned envelope: gateway tokens per character of each class (see chunking/profile.ts). */
+  readonly tokensPerChar: Readonly<Record<string, number>>;
+  /** What set it: "byte-bound" (no evidence), "probes", "usage", "rejection", "cut", "limit". */
+  readonly basis: string;
+  /** How often it changed during the run(s) of this dataset, plus one. */
+  readonly epochs: number;
+  /** This run's calibration probes: texts measured, requests sent for them (retries included). */
+  readonly calibration?: {
+    readonly probes: number;
+    readonly requests: number;
+    readonly tokens: number;
+    readonly cost: number;
+  };
+}
+
+/** What a dry run (or a run stopped by --max-cost) says a run would still transcribe. */
+export interface TranscriptionEstimate {
+  /** Audio files whose transcript the dataset does not hold: a run would send them. */
+  readonly files: number;
+  /** Their seconds, from their headers (files of unknown length not included). */
+  readonly seconds: number;
+  /** Files among them whose length the header does not give (cheaply). */
+  readonly unknownFiles: number;
+  /** Files among them whose length is an estimate (an MP3 without a frame count). */
+  readonly estimatedFiles: number;
+  /** USD at `pricePerMinute`; absent when no price is known. */
+  readonly cost?: number;
+  readonly pricePerMinute?: number;
+  /** Where the price comes from: `--stt-price-per-minute`, or what this dataset was billed. */
+  readonly priceSource?: 'setting' | 'dataset';
+  /** Audio files whose transcript the dataset already holds: nothing to pay. */
+  readonly held: number;
+}
+
+/** What a sync wrote to a store (stores/sync.ts). */
+export interface SyncReport {
+  readonly store: string;
+  readonly version: string;
+  /** The version the store had received before (absent: a first sync). */
+  readonly from?: string;
+  readonly model: string;
+  readonly dims: number;
+  /** Rows in the dataset version, and so in the store after the sync. */
+  readonly rows: number;
+  readonly upserted: number;
+  readonly deleted: number;
+  readonly unchanged: number;
+  readonly documents: number;
+  readonly groups: number;
+  readonly elapsedMs: number;
+}

@@ -6,11 +6,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunSettings } from '../config/settings.js';
-import { openCorpus, resolveCorpusFormat } from '../corpus/index.js';
+import { corpusOptions, openCorpus, resolveCorpusFormat } from '../corpus/index.js';
+import type { SizingSummary } from '../domain.js';
 import type { GatewayEmbedder } from '../embedding/gateway-embedder.js';
 import type { Logger } from '../observability/logger.js';
 import { CALIBRATION_FILE, writeFileAtomic } from '../output/index.js';
-import { corpusOptions } from '../planning/plan.js';
 import {
   type CalibrationState,
   CLASSES,
@@ -165,24 +165,6 @@ async function probeTexts(settings: RunSettings, maxBytes: number): Promise<stri
   const step = Math.max(1, Math.floor(documents.length / CALIBRATION_PROBES));
   for (let i = 0; i < documents.length && chosen.size < CALIBRATION_PROBES; i += step) chosen.add(i);
   return [...chosen].sort((a, b) => a - b).map((i) => documents[i]!.text);
-}
-
-export interface SizingSummary {
-  /** Gateway tokens per chunk. */
-  readonly budgetTokens: number;
-  /** The learned envelope: gateway tokens per character of each class (see chunking/profile.ts). */
-  readonly tokensPerChar: Readonly<Record<string, number>>;
-  /** What set it: "byte-bound" (no evidence), "probes", "usage", "rejection", "cut", "limit". */
-  readonly basis: string;
-  /** How often it changed during the run(s) of this dataset, plus one. */
-  readonly epochs: number;
-  /** This run's calibration probes: texts measured, requests sent for them (retries included). */
-  readonly calibration?: {
-    readonly probes: number;
-    readonly requests: number;
-    readonly tokens: number;
-    readonly cost: number;
-  };
 }
 
 /** The chunk budget used and why: for the summary and the manifest. */

@@ -2,9 +2,9 @@
  * Document → chunks: each chunk fits the gateway-token budget under the calibrated class weights
  * (see profile.ts and calibration.ts), cut at the most natural boundary available.
  */
+import { contentHash } from '../content-hash.js';
 import type { Chunk, Document } from '../domain.js';
 import { ConfigError } from '../errors.js';
-import { contentHash } from './hash.js';
 import { addOverlap } from './overlap.js';
 import { BYTE_BOUND_WEIGHTS, type Weights } from './profile.js';
 import { splitIntoSpans } from './spans.js';

@@ -1,3 +1,4 @@
+export { contentHash, imageContentHash } from '../content-hash.js';
 export { type BudgetOptions, chunkTokenBudget } from './budget.js';
 export {
   type CalibrationEpoch,
@@ -9,7 +10,6 @@ export {
   type TokenObservation,
 } from './calibration.js';
 export { type ChunkOptions, chunkDocument } from './chunker.js';
-export { contentHash, imageContentHash } from './hash.js';
 export {
   BYTE_BOUND_WEIGHTS,
   CLASSES,

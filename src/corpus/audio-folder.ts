@@ -14,9 +14,10 @@
 import { basename } from 'node:path';
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
-import { isAudioFileName, readAudioFile } from './audio.js';
+import { isAudioFileName, isTextFileName } from '../files/file-kinds.js';
+import { readAudioFile } from './audio.js';
 import { reject, toEntry } from './entries.js';
-import { isTextFileName, readFound, type TextReadOptions, walkFolder } from './text-folder.js';
+import { readFound, type TextReadOptions, walkFolder } from './text-folder.js';
 
 export interface AudioReadOptions extends TextReadOptions {
   /** A larger audio file is a reject, never read whole. */

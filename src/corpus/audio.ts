@@ -25,13 +25,6 @@ import { fieldTarget, hexHead, readMediaFile, shorten } from './media-file.js';
 
 export const AUDIO_FORMATS: readonly AudioFormat[] = ['wav', 'mp3', 'flac', 'ogg', 'm4a', 'webm'];
 
-const AUDIO_NAME = /\.(?:wav|mp3|flac|ogg|m4a|webm)$/i;
-
-/** True for a name a folder of audio picks up (the bytes decide what it really is). */
-export function isAudioFileName(name: string): boolean {
-  return AUDIO_NAME.test(name);
-}
-
 export interface AudioInfo {
   readonly format: AudioFormat;
   /** Seconds of audio; undefined when the header does not say (cheaply). */

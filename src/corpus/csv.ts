@@ -28,6 +28,7 @@ import { pipeline, Readable } from 'node:stream';
 import { type CsvError, type Options, type Parser, parse } from 'csv-parse';
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
+import { withoutBom } from '../files/bom.js';
 import { audioRowEntry } from './audio.js';
 import type { FileReadOptions } from './entries.js';
 import { Reason, reject, toEntry } from './entries.js';
@@ -35,7 +36,7 @@ import { flagSuggestion, guessIdField, guessTextField, newSample, quotedNames } 
 import { imageRowEntry } from './images.js';
 import { inputBytes } from './input-stream.js';
 import { LineIndex } from './line-index.js';
-import { UTF8, withoutBom } from './utf8.js';
+import { UTF8 } from './utf8.js';
 
 export interface CsvReadOptions extends FileReadOptions {
   /** A record larger than this stops the read with a UsageError (an unclosed quote, usually). */

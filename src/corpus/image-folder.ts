@@ -17,16 +17,10 @@ import { stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
+import { isImageFileName, isTextFileName } from '../files/file-kinds.js';
 import { Reason, reject, toEntry } from './entries.js';
-import { isImageFileName, readImageFile } from './images.js';
-import {
-  type Found,
-  isTextFileName,
-  readFound,
-  readText,
-  type TextReadOptions,
-  walkFolder,
-} from './text-folder.js';
+import { readImageFile } from './images.js';
+import { type Found, readFound, readText, type TextReadOptions, walkFolder } from './text-folder.js';
 
 export interface ImageReadOptions extends TextReadOptions {
   /** A larger image is a reject, never read whole. */

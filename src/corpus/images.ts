@@ -16,13 +16,6 @@ import { sha256Hex, toDataUrl } from '../files/planned-media.js';
 import { type FileReadOptions, Reason, reject, toEntry } from './entries.js';
 import { fieldTarget, hexHead, readMediaFile, shorten } from './media-file.js';
 
-const IMAGE_NAME = /\.(?:png|jpe?g|gif|webp)$/i;
-
-/** True for a name a folder of images picks up as an image (the bytes decide what it really is). */
-export function isImageFileName(name: string): boolean {
-  return IMAGE_NAME.test(name);
-}
-
 export interface ImageInfo {
   readonly mime: ImageMime;
   readonly width: number;

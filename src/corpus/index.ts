@@ -12,14 +12,14 @@ import { constants, type Dirent, readdirSync, statSync } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { DEFAULTS } from '../config/defaults.js';
+import type { RunSettings } from '../config/settings.js';
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
-import { isAudioFileName } from './audio.js';
+import { isAudioFileName, isImageFileName } from '../files/file-kinds.js';
 import { readAudioFolder, readSingleAudio } from './audio-folder.js';
 import type { CsvReadOptions } from './csv.js';
 import { IdRegistry } from './ids.js';
 import { readImageFolder, readSingleImage } from './image-folder.js';
-import { isImageFileName } from './images.js';
 import { readJsonl } from './jsonl.js';
 import { CorpusStats } from './stats.js';
 import { readTextFile, readTextFolder } from './text-folder.js';
@@ -188,6 +188,22 @@ function checkCombination(
         (folder ? ' (in a folder of images every image is a document, its caption the .txt beside it)' : ''),
     );
   }
+}
+
+/** The corpus reader's options from the run settings. */
+export function corpusOptions(settings: RunSettings) {
+  return {
+    path: settings.input,
+    ...(settings.format ? { format: settings.format } : {}),
+    idField: settings.idField,
+    textField: settings.textField,
+    ...(settings.imageField !== undefined ? { imageField: settings.imageField } : {}),
+    maxImageBytes: settings.maxImageBytes,
+    ...(settings.audioField !== undefined ? { audioField: settings.audioField } : {}),
+    maxAudioBytes: settings.maxAudioBytes,
+    followSymlinks: settings.followSymlinks,
+    encoding: settings.encoding,
+  };
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
+import { stripBom } from '../files/bom.js';
 import { LineSplitter, type RawLine } from '../files/lines.js';
 import { audioRowEntry } from './audio.js';
 import type { FileReadOptions } from './entries.js';
@@ -22,7 +23,7 @@ import {
 } from './field-hints.js';
 import { imageRowEntry } from './images.js';
 import { inputBytes, LARGE_READS } from './input-stream.js';
-import { stripBom, UTF8 } from './utf8.js';
+import { UTF8 } from './utf8.js';
 
 export interface JsonlReadOptions extends FileReadOptions {
   /** A longer line is rejected without being held in memory. */

@@ -15,10 +15,12 @@ import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative } from 'node:path';
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
+import { stripBom } from '../files/bom.js';
+import { isTextFileName } from '../files/file-kinds.js';
 import { errorCode } from '../files/planned-media.js';
 import { Reason, reject, toEntry } from './entries.js';
 import type { IdRegistry } from './ids.js';
-import { stripBom, type TextDecoding, UTF8 } from './utf8.js';
+import { type TextDecoding, UTF8 } from './utf8.js';
 
 export interface TextReadOptions {
   /** The folder or file to read. */
@@ -47,13 +49,6 @@ export interface FoundFile {
 
 /** A file found in the folder, or a problem found while walking it. */
 export type Found = FoundFile | { readonly rel: string; readonly problem: string; readonly isFile: boolean };
-
-const TEXT_NAME = /\.(?:txt|md)$/i;
-
-/** True for a name the folder walk picks up. */
-export function isTextFileName(name: string): boolean {
-  return TEXT_NAME.test(name);
-}
 
 /** Every .txt/.md file of a folder: id and source are the path relative to the folder, with `/`. */
 export async function* readTextFolder(options: TextReadOptions): AsyncGenerator<CorpusEntry> {

@@ -26,7 +26,7 @@ const Reason = {
 };
 
 // fatal: invalid bytes throw instead of becoming U+FFFD (a real U+FFFD in the data still decodes).
-// ignoreBOM: a U+FEFF inside a field or line is data; only the file's leading BOM is dropped (stripBom).
+// ignoreBOM: a U+FEFF inside a field or line is data; only the file's leading BOM is dropped (files/bom.ts).
 const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** The text of `bytes`, or undefined when they are not valid UTF-8. */
@@ -189,33 +189,3 @@ export class TextDecoding {
 
 /** UTF-8: the default decoding. */
 export const UTF8 = new TextDecoding();
-
-/** True when `bytes` start with the UTF-8 byte order mark EF BB BF. */
-export function hasBom(bytes: Uint8Array): boolean {
-  return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
-}
-
-/** `bytes` without a leading UTF-8 byte order mark (a view, not a copy). */
-export function stripBom<T extends Uint8Array>(bytes: T): T {
-  return hasBom(bytes) ? (bytes.subarray(3) as T) : bytes;
-}
-
-/**
- * Drops the byte order mark at the start of a byte stream, wherever the chunk boundaries fall.
- * Holds back at most the first two bytes until it can tell.
- */
-export async function* withoutBom(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-  let head: Buffer | undefined = Buffer.alloc(0);
-  for await (const chunk of chunks) {
-    if (head === undefined) {
-      yield chunk;
-      continue;
-    }
-    head = Buffer.concat([head, chunk]);
-    if (head.length < 3) continue;
-    const rest = stripBom(head);
-    head = undefined;
-    if (rest.length > 0) yield rest;
-  }
-  if (head !== undefined && head.length > 0) yield head;
-}

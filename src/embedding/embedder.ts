@@ -1,10 +1,10 @@
 /** The gateway embedder of a run, built the same way by `run`, `enqueue` (calibration) and `worker`. */
 
-import type { RunSizing } from '../chunking/run-sizing.js';
 import type { ProviderSettings } from '../config/settings.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
+import type { ChunkSizing } from './chunk-sizing.js';
 import type { CostBudget } from './cost-budget.js';
 import { EncodingPolicy } from './encoding-policy.js';
 import { GatewayEmbedder } from './gateway-embedder.js';
@@ -19,7 +19,7 @@ export interface EmbedderSettings {
 export interface EmbedderDependencies {
   readonly client: GatewayClient;
   readonly model: string;
-  readonly sizing: RunSizing;
+  readonly sizing: ChunkSizing;
   readonly stats: RunStats;
   readonly logger: Logger;
   /** USD per prompt token, from the model's listing. */

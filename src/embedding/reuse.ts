@@ -8,17 +8,17 @@
  * them, one of fewer cannot be, and its text is sent.
  */
 
-import type { RunSizing } from '../chunking/run-sizing.js';
 import type { Batch, Chunk, EmbeddedBatch } from '../domain.js';
 import { UsageError } from '../errors.js';
 import type { RunStats } from '../observability/stats.js';
 import type { VectorIndex } from '../output/vector-index.js';
+import type { ChunkSizing } from './chunk-sizing.js';
 import type { GatewayEmbedder } from './gateway-embedder.js';
 import { keepDims } from './vector-form.js';
 
 export interface ReuseOptions {
   readonly embedder: Pick<GatewayEmbedder, 'embedBatch' | 'nothingSent'>;
-  readonly sizing: Pick<RunSizing, 'isStale'>;
+  readonly sizing: Pick<ChunkSizing, 'isStale'>;
   readonly stats: RunStats;
   /** The dataset's vectors by hash; built on first use. */
   readonly index: () => Promise<VectorIndex>;

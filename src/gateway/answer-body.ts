@@ -11,7 +11,7 @@
  * Any other body is parsed whole.
  */
 import { isAscii } from 'node:buffer';
-import { stripBom } from '../corpus/utf8.js';
+import { stripBom } from '../files/bom.js';
 
 const EMBEDDING_KEY = Buffer.from('"embedding":"', 'latin1');
 /** Where a value was cut out: an escape, so never a string of the body itself. */

@@ -13,6 +13,7 @@
  */
 import { Agent, DecoratorHandler, type Dispatcher, request } from 'undici';
 import { DEFAULTS } from '../config/defaults.js';
+import type { Pacing } from '../domain.js';
 import { EmbedpipeError, UsageError } from '../errors.js';
 import { parseRetryAfter } from '../retry/retry-after.js';
 import { type Clock, now as defaultNow, type Now, onAbort } from '../retry/timing.js';
@@ -125,11 +126,8 @@ export interface CallOptions {
 
 export type EmbeddingsRequest = EmbeddingsRequestBody;
 
-/** A client's pacing now: its rate budget, and its in-flight window when it has one. */
-export interface Pacing {
-  readonly rate?: RateView;
-  readonly window?: { readonly limit: number; readonly active: number; readonly queued: number };
-}
+/** Defined with the records stages share (observability reads it without importing the client). */
+export type { Pacing };
 
 export interface TranscriptionRequest {
   /** `<provider>/<model_name>`. */

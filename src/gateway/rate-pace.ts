@@ -12,14 +12,11 @@
  * back, a learned limit grows by a fixed step (additive increase, multiplicative decrease).
  */
 import { DEFAULTS } from '../config/defaults.js';
+import type { PerMinute, RateDimension, RateSource, RateView } from '../domain.js';
 
-export type RateDimension = 'requests' | 'tokens';
+export type { PerMinute, RateDimension, RateSource, RateView };
+
 export const RATE_DIMENSIONS: readonly RateDimension[] = ['requests', 'tokens'];
-
-/** Per minute, by dimension. */
-export type PerMinute = Partial<Record<RateDimension, number>>;
-
-export type RateSource = 'configured' | 'headers' | 'learned';
 
 export interface DimensionState {
   /** The gateway's limit per minute as far as known; absent: unknown (not paced). */
@@ -196,17 +193,6 @@ function learnPending(state: PaceState, now: number, tuning: RateTuning): void {
   if (pending === undefined || now < pending.at + tuning.learnDelayMs) return;
   delete state.pending;
   for (const d of pending.dimensions) decrease(state, d, pending.at, pending.retryAfterMs, tuning);
-}
-
-/** What a progress line and `status` say of the budget. */
-export interface RateView {
-  /** The rate paced to, per minute, by dimension (absent: not paced). */
-  readonly paced: PerMinute;
-  readonly source: Partial<Record<RateDimension, RateSource>>;
-  /** Measured: successful requests and billed tokens per minute over the last window. */
-  readonly measured: Record<RateDimension, number>;
-  /** The pace held a request back within the last second. */
-  readonly holding: boolean;
 }
 
 export function viewOf(state: PaceState, now: number, tuning: RateTuning = DEFAULTS.rate): RateView {

@@ -7,8 +7,7 @@
  * The folds are kept as running sums as records arrive (a progress line reads them often), but
  * every sum moves in exactly one place: `#fold`.
  */
-import type { ChunkFailure } from '../domain.js';
-import type { BatchRecord } from '../output/batch-record.js';
+import type { BatchRecord, ChunkFailure } from '../domain.js';
 
 /** A fold of batch records. */
 export interface RecordTotals {

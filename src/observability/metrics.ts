@@ -6,7 +6,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Pacing } from '../gateway/index.js';
+import type { Pacing } from '../domain.js';
 import { HOLDERS, readPacing } from './pacing.js';
 
 /** From a quick small batch (20 ms) to a slow provider at the request deadline (120 s). */

@@ -3,8 +3,7 @@
  * gateway's rate (the rate budget is making requests wait), the in-flight window (every slot is
  * taken and requests queue for one), or neither: then the producer (reading, planning) is the limit.
  */
-import type { Pacing } from '../gateway/index.js';
-import type { RateView } from '../gateway/rate-pace.js';
+import type { Pacing, RateView } from '../domain.js';
 
 export type Holder = 'gateway rate' | 'in-flight window' | 'producer';
 export const HOLDERS: readonly Holder[] = ['gateway rate', 'in-flight window', 'producer'];

@@ -1,4 +1,4 @@
-import type { Pacing } from '../gateway/index.js';
+import type { Pacing } from '../domain.js';
 import { Ledger } from './ledger.js';
 
 /**

@@ -1,10 +1,12 @@
 /** What a run reports at its end: printed for people, or as JSON with `--json`. */
-import type { SizingSummary } from '../chunking/calibrate.js';
 import type { RunSettings } from '../config/settings.js';
-import type { DocumentChanges } from '../output/document-changes.js';
-import type { ManifestCounts } from '../output/index.js';
-import type { SyncReport } from '../stores/sync.js';
-import type { TranscriptionEstimate } from '../transcription/stage.js';
+import type {
+  DocumentChanges,
+  ManifestCounts,
+  SizingSummary,
+  SyncReport,
+  TranscriptionEstimate,
+} from '../domain.js';
 import type { RunStats } from './stats.js';
 
 export interface RunSummary {

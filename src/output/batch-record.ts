@@ -5,24 +5,11 @@
  * keep in step (and without re-reading any vectors: Parquet footers only).
  */
 import { createHash } from 'node:crypto';
-import type { Batch, Chunk, ChunkFailure, EmbeddedBatch } from '../domain.js';
+import type { Batch, BatchRecord, Chunk, ChunkFailure, EmbeddedBatch } from '../domain.js';
+
+export type { BatchRecord };
 
 export const BATCH_RECORD_KEY = 'embedpipe.batch';
-
-export interface BatchRecord {
-  readonly rows: number;
-  /** Vector length; 0 when no chunk of the batch got a vector. */
-  readonly dims: number;
-  readonly chunks: number;
-  readonly promptTokens: number;
-  readonly cost: number;
-  readonly requests: number;
-  readonly retries: number;
-  readonly provider?: string;
-  readonly failures: readonly ChunkFailure[];
-  /** Documents this batch re-planned: its part holds all their rows (see chunking/run-sizing.ts). */
-  readonly replanned?: readonly string[];
-}
 
 /** The record of a batch planned with `plannedChunks` chunks, as embedded. */
 export function batchRecordOf(plannedChunks: number, embedded: EmbeddedBatch): BatchRecord {

@@ -3,16 +3,12 @@
  * rows hold the same chunk hashes in the same order (same model, same text, same chunking).
  */
 import { join } from 'node:path';
+import type { DocumentChanges } from '../domain.js';
 import { readColumns, utf8Values } from './columns.js';
 import type { OutputFormat } from './part-file.js';
 import { HASH_COLUMN } from './table.js';
 
-export interface DocumentChanges {
-  readonly added: number;
-  readonly changed: number;
-  readonly unchanged: number;
-  readonly deleted: number;
-}
+export type { DocumentChanges };
 
 export interface VersionFiles {
   readonly dir: string;

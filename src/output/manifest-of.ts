@@ -1,7 +1,5 @@
 /** The manifest of a finished dataset version, from the run's facts and its committed batch records. */
-import { isAudioFileName } from '../corpus/audio.js';
-import { isImageFileName } from '../corpus/images.js';
-import { isTextFileName } from '../corpus/text-folder.js';
+import { isAudioFileName, isImageFileName, isTextFileName } from '../files/file-kinds.js';
 import type { RecordTotals } from '../observability/ledger.js';
 import { TOOL } from '../version.js';
 import {

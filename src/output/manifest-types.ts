@@ -1,4 +1,8 @@
 /** The shape of `_manifest.json` (version 2) and of the version-1 manifest still read (see manifest.ts). */
+import type { ManifestCounts } from '../domain.js';
+
+export type { ManifestCounts };
+
 /** What the run read. */
 export interface ManifestInput {
   /** The input file or folder (absolute). */
@@ -38,21 +42,6 @@ export interface ManifestDataset {
     | undefined;
   /** Chunks of the runs that built this version: sent to the gateway, or reused by content hash. */
   readonly chunks: { readonly sent: number; readonly reused: number; readonly deduplicated: number };
-}
-
-export interface ManifestCounts {
-  readonly documents: number;
-  readonly chunks: number;
-  /** Rows in the data files (chunks that got a vector). */
-  readonly rows: number;
-  readonly rejects: number;
-  readonly failures: number;
-  /** Prompt tokens the gateway reported for the dataset's batches (what was paid for, whichever run). */
-  readonly tokens: number;
-  /** US dollars, a decimal string with USD_DECIMALS decimals (see formatUsd). */
-  readonly costUsd: string;
-  readonly requests: number;
-  readonly retries: number;
 }
 
 /** Audio corpora: how the version's transcripts were made, and what they cost. */

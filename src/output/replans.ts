@@ -4,11 +4,23 @@
  * another run: its re-plans say nothing of this plan's batches (restored, they made every chunk of
  * the document stale).
  */
-import type { RunSizing } from '../chunking/run-sizing.js';
+import type { Chunk } from '../domain.js';
 import { linkedFrom } from './finalize.js';
 import type { OutputSession } from './session.js';
 
-export async function restoreReplans(dir: string, session: OutputSession, sizing: RunSizing): Promise<void> {
+/** What restoring re-plans asks of the run's chunk sizing (chunking/run-sizing.ts). */
+export interface ReplanOwners {
+  /** An ownership recorded in a committed part: the document's old chunks are stale. */
+  restoreOwner(documentId: string, batchId: string): void;
+  /** Whether a chunk belongs to an old plan of a document re-planned by this or another batch. */
+  isStale(chunk: Chunk, batchId: string): boolean;
+}
+
+export async function restoreReplans(
+  dir: string,
+  session: OutputSession,
+  sizing: ReplanOwners,
+): Promise<void> {
   const carried = await linkedFrom(dir, session.current);
   for (const [batchId, record] of session.committed) {
     if (carried.has(session.fileOf.get(batchId) ?? '')) continue;

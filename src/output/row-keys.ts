@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Data, FixedSizeList, type Schema, type Table, tableFromIPC, type Vector } from 'apache-arrow';
 import * as pw from 'parquet-wasm';
-import { contentHash, imageContentHash } from '../chunking/hash.js';
+import { contentHash, imageContentHash } from '../content-hash.js';
 import { OutputError } from '../errors.js';
 import { plainUtf8, readColumns, utf8Values } from './columns.js';
 import { messageOf } from './fs-errors.js';

@@ -3,16 +3,16 @@
  * not committed: those batches are then skipped like any committed batch, never sent again.
  */
 
-import type { RunSizing } from '../chunking/run-sizing.js';
 import type { Logger } from '../observability/logger.js';
 import { batchRecordMetadata, batchRecordOf, withoutStaleRows } from './batch-record.js';
+import type { ReplanOwners } from './replans.js';
 import type { OutputSession } from './session.js';
 import { readSpill, SpillLog } from './spill.js';
 
 /** Commits the spill's uncommitted batches into the session's version; returns the fresh spill. */
 export async function replaySpill(
   session: OutputSession,
-  sizing: RunSizing,
+  sizing: ReplanOwners,
   logger: Logger,
 ): Promise<SpillLog> {
   const { writer, committed, fileOf } = session;

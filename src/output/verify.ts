@@ -9,7 +9,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Table, Vector } from 'apache-arrow';
 import pLimit from 'p-limit';
-import { contentHash, imageContentHash } from '../chunking/hash.js';
+import { contentHash, imageContentHash } from '../content-hash.js';
 import {
   binaryBytes,
   float16Bits,

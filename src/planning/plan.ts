@@ -6,7 +6,13 @@ import { chunkTokenBudget } from '../chunking/index.js';
 import type { RunSizing } from '../chunking/run-sizing.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { RunSettings } from '../config/settings.js';
-import { type CorpusFormat, CorpusStats, openCorpus, resolveCorpusFormat } from '../corpus/index.js';
+import {
+  type CorpusFormat,
+  CorpusStats,
+  corpusOptions,
+  openCorpus,
+  resolveCorpusFormat,
+} from '../corpus/index.js';
 import type { Batch, Chunk, Reject } from '../domain.js';
 import { formParameter } from '../embedding/vector-form.js';
 import { UsageError } from '../errors.js';
@@ -221,20 +227,4 @@ export function plannedBatches(
     planKey: plan.key,
     ...(plan.images ? { maxImageBytesPerRequest: plan.images.bytesPerRequest } : {}),
   });
-}
-
-/** The corpus reader's options from the run settings. */
-export function corpusOptions(settings: RunSettings) {
-  return {
-    path: settings.input,
-    ...(settings.format ? { format: settings.format } : {}),
-    idField: settings.idField,
-    textField: settings.textField,
-    ...(settings.imageField !== undefined ? { imageField: settings.imageField } : {}),
-    maxImageBytes: settings.maxImageBytes,
-    ...(settings.audioField !== undefined ? { audioField: settings.audioField } : {}),
-    maxAudioBytes: settings.maxAudioBytes,
-    followSymlinks: settings.followSymlinks,
-    encoding: settings.encoding,
-  };
 }

@@ -6,6 +6,7 @@
  * reader never sees two versions' rows of one document; a sync that dies leaves the store with
  * whole groups applied and `pending` recorded, and the next sync's diff completes it.
  */
+import type { SyncReport } from '../domain.js';
 import type { Logger } from '../observability/logger.js';
 import { currentVersion, type RowPlace, rowPlaces, VersionRowReader } from './dataset-rows.js';
 import { type ChangeGroup, type RowKey, rowKey, type StoreRow, type VectorStore } from './store.js';
@@ -15,6 +16,8 @@ import { type ChangeGroup, type RowKey, rowKey, type StoreRow, type VectorStore 
  * group's statements are bulk, small enough that a group's vectors stay a few MB.
  */
 const GROUP_ROWS = 2_000;
+
+export type { SyncReport };
 
 export interface SyncOptions {
   /** Drop what the table holds first (a model migration into the same table). */
@@ -27,23 +30,6 @@ export interface SyncOptions {
   readonly groupRows?: number;
   readonly logger?: Logger;
   readonly signal?: AbortSignal;
-}
-
-export interface SyncReport {
-  readonly store: string;
-  readonly version: string;
-  /** The version the store had received before (absent: a first sync). */
-  readonly from?: string;
-  readonly model: string;
-  readonly dims: number;
-  /** Rows in the dataset version, and so in the store after the sync. */
-  readonly rows: number;
-  readonly upserted: number;
-  readonly deleted: number;
-  readonly unchanged: number;
-  readonly documents: number;
-  readonly groups: number;
-  readonly elapsedMs: number;
 }
 
 /** The difference between the store and the dataset, per document. */

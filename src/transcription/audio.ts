@@ -10,7 +10,6 @@ import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
 import { formatUsd, type ManifestTranscription, TranscriptStore } from '../output/index.js';
 import type { DatasetVersion } from '../output/versions.js';
-import type { RunPlan } from '../planning/plan.js';
 import {
   type TranscriptionEstimate,
   TranscriptionEstimator,
@@ -19,6 +18,11 @@ import {
   transcribingStage,
 } from './stage.js';
 import { GatewayTranscriber, type SpendingCap } from './transcriber.js';
+
+/** What transcription reads of the run's plan (planning/plan.ts RunPlan): an audio corpus's model. */
+export interface AudioPlan {
+  readonly audio?: { readonly sttModel: string } | undefined;
+}
 
 /**
  * The version folders whose transcripts a run may reuse, best first: `first` (the version a run
@@ -44,7 +48,7 @@ export interface RunTranscription {
 /** The transcription of a real run (undefined for a corpus without audio). */
 export async function runTranscription(
   settings: RunSettings,
-  plan: RunPlan,
+  plan: AudioPlan,
   deps: {
     readonly client: GatewayClient;
     readonly logger: Logger;
@@ -122,7 +126,7 @@ export interface DryRunTranscription {
 /** A dry run's (or a stopped run's) count of what is left to transcribe; sends nothing. */
 export async function estimatedTranscription(
   settings: RunSettings,
-  plan: RunPlan,
+  plan: AudioPlan,
   stats: RunStats,
   dirs: readonly string[],
 ): Promise<DryRunTranscription | undefined> {

@@ -20,7 +20,13 @@
  */
 import type { TranscriptionSettings } from '../config/settings.js';
 import { Reason } from '../corpus/entries.js';
-import type { AudioRef, CorpusEntry, Document, TranscriptionFailure } from '../domain.js';
+import type {
+  AudioRef,
+  CorpusEntry,
+  Document,
+  TranscriptionEstimate,
+  TranscriptionFailure,
+} from '../domain.js';
 import { UsageError } from '../errors.js';
 import { rereadMediaFile } from '../files/planned-media.js';
 import { BadRequestError, GatewayError, NotFoundError } from '../gateway/index.js';
@@ -33,24 +39,7 @@ import type { GatewayTranscriber } from './transcriber.js';
 /** Corpus entries in, corpus entries out: audio documents become text documents (or rejects). */
 export type TranscriptionStage = (entries: AsyncIterable<CorpusEntry>) => AsyncIterable<CorpusEntry>;
 
-/** What a dry run (or a run stopped by --max-cost) says a run would still transcribe. */
-export interface TranscriptionEstimate {
-  /** Audio files whose transcript the dataset does not hold: a run would send them. */
-  readonly files: number;
-  /** Their seconds, from their headers (files of unknown length not included). */
-  readonly seconds: number;
-  /** Files among them whose length the header does not give (cheaply). */
-  readonly unknownFiles: number;
-  /** Files among them whose length is an estimate (an MP3 without a frame count). */
-  readonly estimatedFiles: number;
-  /** USD at `pricePerMinute`; absent when no price is known. */
-  readonly cost?: number;
-  readonly pricePerMinute?: number;
-  /** Where the price comes from: `--stt-price-per-minute`, or what this dataset was billed. */
-  readonly priceSource?: 'setting' | 'dataset';
-  /** Audio files whose transcript the dataset already holds: nothing to pay. */
-  readonly held: number;
-}
+export type { TranscriptionEstimate };
 
 /** The cache key of an audio document's transcript under the run's speech-to-text settings. */
 function keyOf(audio: AudioRef, settings: TranscriptionSettings): string {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { fingerprint, IdRegistry } from '../../src/corpus/ids.js';
 import { LineIndex } from '../../src/corpus/line-index.js';
-import { decodeUtf8, withoutBom } from '../../src/corpus/utf8.js';
+import { decodeUtf8 } from '../../src/corpus/utf8.js';
+import { withoutBom } from '../../src/files/bom.js';
 import { LineSplitter } from '../../src/files/lines.js';
 
 /** `content` cut into chunks of `size` bytes. */

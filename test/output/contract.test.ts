@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contentHash } from '../../src/chunking/hash.js';
+import { contentHash } from '../../src/content-hash.js';
 import {
   checkRows,
   DatasetRows,

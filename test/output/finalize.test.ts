@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contentHash } from '../../src/chunking/hash.js';
+import { contentHash } from '../../src/content-hash.js';
 import { ExpectedRows } from '../../src/output/contract.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import { compactDataset } from '../../src/output/finalize.js';

@@ -13,8 +13,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { IdRegistry } from '../../src/corpus/ids.js';
-import { isTextFileName, readTextFolder } from '../../src/corpus/text-folder.js';
+import { readTextFolder } from '../../src/corpus/text-folder.js';
 import type { CorpusEntry } from '../../src/domain.js';
+import { isTextFileName } from '../../src/files/file-kinds.js';
 import type { RecordTotals } from '../../src/observability/ledger.js';
 import { digestInput } from '../../src/output/input-digest.js';
 import { readManifest, writeManifest } from '../../src/output/manifest.js';
@@ -56,7 +57,7 @@ async function digestAsNobody(dir: string): Promise<{ files: number; sha256: str
   const dist = (module: string) => JSON.stringify(new URL(`../../dist/${module}.js`, import.meta.url).href);
   const script = `
     const { digestInput } = await import(${dist('output/input-digest')});
-    const { isTextFileName } = await import(${dist('corpus/text-folder')});
+    const { isTextFileName } = await import(${dist('files/file-kinds')});
     process.stdout.write(JSON.stringify(await digestInput(${JSON.stringify(dir)}, { include: isTextFileName })));`;
   const { stdout } = await execFileAsync('setpriv', [
     '--reuid=65534',

@@ -6,7 +6,7 @@
 import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { contentHash } from '../../src/chunking/hash.js';
+import { contentHash } from '../../src/content-hash.js';
 import type { EmbeddedBatch } from '../../src/domain.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import type { OutputFormat } from '../../src/output/part-file.js';
