@@ -3,7 +3,7 @@
  * and a logger. Keys come from the environment only, never from flags (they would land in shell
  * history and process listings).
  */
-import { gatewayBaseUrl } from '../config/base-url.js';
+import { resolveBaseUrl } from '../config/base-url.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { ENV_NAMES, type Environment, readEnvironment } from '../config/env.js';
 import { MissingKeyError } from '../errors.js';
@@ -24,7 +24,7 @@ export interface GatewayFlags {
 export interface CommandContext {
   readonly env: Environment;
   readonly logger: Logger;
-  client(baseUrlOverride?: string): GatewayClient;
+  client(): GatewayClient;
 }
 
 export function commandContext(flags: GatewayFlags): CommandContext {
@@ -33,9 +33,9 @@ export function commandContext(flags: GatewayFlags): CommandContext {
   return {
     env,
     logger,
-    client: (baseUrlOverride) =>
+    client: () =>
       createGateway({
-        baseUrl: gatewayBaseUrl(baseUrlOverride, flags.baseUrl, env.baseUrl),
+        baseUrl: resolveBaseUrl({ flag: flags.baseUrl, env: env.baseUrl }),
         env,
         management: true,
         ...(flags.allowInsecureHttp ? { allowInsecureHttp: true } : {}),

@@ -1,5 +1,5 @@
 /** What `embedpipe enqueue` does; loaded only when the command runs (see enqueue.ts). */
-import { gatewayBaseUrl } from '../config/base-url.js';
+import { resolveBaseUrl } from '../config/base-url.js';
 import { readEnvironment } from '../config/env.js';
 import { type RunFlags, readJobFile, resolveRunSettings } from '../config/settings.js';
 import { resolveCorpusFormat } from '../corpus/index.js';
@@ -57,7 +57,7 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
     );
   }
   // Resolved here, not taken from the run's settings: enqueue's message must not offer --emulator.
-  const baseUrl = gatewayBaseUrl(flags.baseUrl, job?.gateway?.baseUrl, env.baseUrl);
+  const baseUrl = resolveBaseUrl({ flag: flags.baseUrl, job: job?.gateway?.baseUrl, env: env.baseUrl });
   const resolved = resolveRunSettings(flags, job, env);
   if (resolved.maxCostUsd !== undefined) {
     // A job file shared with `run` (jobs/nightly.example.json) keeps working, but never silently.

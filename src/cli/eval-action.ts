@@ -9,7 +9,8 @@ import { printJson, printTable } from './format.js';
 import { openQueryGateway } from './query-gateway.js';
 
 export interface EvalFlags {
-  versions?: string[];
+  /** Comma-separated, as given. */
+  versions?: string;
   queries?: string;
   sample?: number;
   seed?: number;
@@ -30,7 +31,10 @@ export async function evalAction(dir: string, flags: EvalFlags): Promise<void> {
   try {
     evaluation = await evaluate({
       dir: out,
-      versions: flags.versions ?? [],
+      versions: (flags.versions ?? '')
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v !== ''),
       queriesFile: flags.queries,
       ...(flags.sample !== undefined ? { sample: flags.sample } : {}),
       ...(flags.seed !== undefined ? { seed: flags.seed } : {}),

@@ -1,4 +1,5 @@
 /** What `embedpipe gateway` does; loaded only when the command runs (see gateway.ts). */
+import { DEFAULTS } from '../config/defaults.js';
 import {
   EMULATOR_API_KEY,
   EMULATOR_MANAGEMENT_KEY,
@@ -21,7 +22,8 @@ export async function gatewayAction(flags: GatewayCommandFlags): Promise<void> {
     recordRequests: false,
     ...fromFile,
     ...(flags.port !== undefined ? { port: flags.port } : {}),
-    ...(flags.host !== undefined ? { host: flags.host } : {}),
+    // Loopback unless --host says otherwise, whatever the config file names: its keys are known to all.
+    host: flags.host ?? DEFAULTS.emulator.host,
     ...(flags.latency !== undefined ? { faults: { ...fromFile.faults, latencyMs: flags.latency } } : {}),
   };
   const emulator = await startEmulator(options);

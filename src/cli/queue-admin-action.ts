@@ -1,6 +1,6 @@
 /** What `status`, `finalize`, `resume` and `retry-failed` do; loaded only when one runs. */
 import type { Redis } from 'ioredis';
-import { UNKNOWN_BASE_URL } from '../config/base-url.js';
+import { resolveBaseUrl } from '../config/base-url.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { readEnvironment } from '../config/env.js';
 import { UsageError } from '../errors.js';
@@ -166,7 +166,7 @@ export async function finalizeAction(runId: string, flags: AdminFlags): Promise<
   await withQueue(flags, async ({ queue, runs }) => {
     await known(runs, runId);
     // Only recorded in the manifest (finalize calls no gateway): unknown rather than refused or guessed.
-    const baseUrl = flags.baseUrl ?? env.baseUrl ?? UNKNOWN_BASE_URL;
+    const baseUrl = resolveBaseUrl({ flag: flags.baseUrl, env: env.baseUrl }, { optional: true });
     const result = await finalizeRun({ runs, runId, logger, client: { baseUrl }, jobs: queue });
     if (flags.json) printJson(result);
     else {

@@ -8,7 +8,7 @@ import type { AdminFlags } from './queue-admin-action.js';
 import { addTableOptions } from './table-options.js';
 
 export function registerQueueAdmin(program: Command): void {
-  // The queue options (--redis, --queue, --prefix) come from the options table.
+  // The queue options (--redis, --queue, --prefix) and each command's own come from the options table.
   const admin = (name: CommandName, description: string, argument: string) =>
     addTableOptions(
       program
@@ -22,23 +22,18 @@ export function registerQueueAdmin(program: Command): void {
     'status',
     'planned, done, failed, in flight, throughput, cost, ETA of a distributed run (all runs without RUN)',
     '[run]',
-  )
-    .option('--json', 'print JSON for scripts')
-    .action(async (runId: string | undefined, flags: AdminFlags) => {
-      const { statusAction } = await import('./queue-admin-action.js');
-      await statusAction(runId, flags);
-    });
+  ).action(async (runId: string | undefined, flags: AdminFlags) => {
+    const { statusAction } = await import('./queue-admin-action.js');
+    await statusAction(runId, flags);
+  });
   admin(
     'finalize',
     'check that every batch of a run has its part, compact, write the manifest, switch',
     '<run>',
-  )
-    .option('--base-url <url>', 'gateway base URL recorded in the manifest (default: $EMBEDPIPE_BASE_URL)')
-    .option('--json', 'print JSON for scripts')
-    .action(async (runId: string, flags: AdminFlags) => {
-      const { finalizeAction } = await import('./queue-admin-action.js');
-      await finalizeAction(runId, flags);
-    });
+  ).action(async (runId: string, flags: AdminFlags) => {
+    const { finalizeAction } = await import('./queue-admin-action.js');
+    await finalizeAction(runId, flags);
+  });
   admin(
     'resume',
     'continue a run paused by 402 (credits) or 401: the queue takes jobs again',

@@ -19,11 +19,9 @@ export interface SearchFlags {
   json?: boolean;
 }
 
-const DEFAULT_K = 10;
-
 export async function searchAction(target: string, text: string, flags: SearchFlags): Promise<void> {
   if (text.trim() === '') throw new UsageError('the query text is empty');
-  const k = flags.k ?? DEFAULT_K;
+  const k = flags.k ?? DEFAULTS.search.k;
   const hits = storeKindOf(target)
     ? await searchStore(target, text, k, flags)
     : await searchFolder(target, text, k, flags);

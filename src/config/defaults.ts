@@ -121,8 +121,8 @@ export const DEFAULTS = {
    * Committing embedded batches: several per file, written once their vectors reach `groupBytes`
    * or the oldest waited `maxDelayMs` (what a crash can cost: re-embedding at most that much).
    * 2 MB, not 4: every group is held several times over while it is encoded (flat rows, Arrow
-   * IPC, wasm memory, the file's bytes); on a 300 MB corpus peak RSS fell from 417 to 357 MB, wasm
-   * memory from 30 to 21 MB, for twice the files (158, ~1,400 rows each) and throughput within noise.
+   * IPC, wasm memory, the file's bytes), so smaller groups lower the peak RSS, for more files and
+   * no loss of throughput (docs/benchmarks.md, "Design figures referenced from the code").
    */
   commit: {
     groupBytes: 2 * 2 ** 20,
@@ -156,11 +156,10 @@ export const DEFAULTS = {
   },
 
   /**
-   * Compaction of part files into large data files. Measured (bench/compact.bench.mjs, 2 cores):
-   * DuckDB's full scan was as fast with 8 to 128 MB row groups and 128 MB to 1 GB files, while the
-   * compaction's peak RSS grows ~5x the row group size (1536 dims: 289 MB at 16 MB, 416 at 32, 600
-   * at 64); 16 MB keeps it within a run's own peak and still gives a 256 MB file ~16 row groups for
-   * DuckDB's threads.
+   * Compaction of part files into large data files. DuckDB scans as fast over a wide range of row
+   * group and file sizes, while the compaction's peak RSS grows with the row group size: 16 MB keeps
+   * it within a run's own peak and still gives a 256 MB file ~16 row groups for DuckDB's threads
+   * (bench/compact.bench.mjs; figures in docs/benchmarks.md, "Design figures referenced from the code").
    */
   compaction: {
     /** A data file takes parts until their bytes would pass this. */
@@ -177,5 +176,25 @@ export const DEFAULTS = {
      * 0.9999; another model behind the same name lands far below).
      */
     minCosine: 0.99,
+  },
+  sync: {
+    /** `sync --verify`: vectors compared value by value, a sample fixed by the rows' key hashes. */
+    verifySample: 100,
+  },
+  search: {
+    /** `search -k`: chunks returned. */
+    k: 10,
+  },
+  eval: {
+    /** `eval --sample`: known-item queries drawn from the baseline when no queries file is given. */
+    sample: 200,
+    /** `eval --seed`: of the drawn queries and of the bootstrap, so an evaluation can be repeated. */
+    seed: 1,
+    /** `eval -k`: results looked at per query, and the fewest: the deepest cut-off of the metrics (nDCG@10). */
+    k: 10,
+  },
+  /** `embedpipe gateway`, the local emulator: loopback only, its keys are known to everyone. */
+  emulator: {
+    host: '127.0.0.1',
   },
 } as const;

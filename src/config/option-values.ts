@@ -27,8 +27,14 @@ export interface OptionValues {
   flag<K extends OptionName>(key: K): Exclude<Resolved<K>, undefined> | undefined;
   /** The job file's value; undefined when it has none. */
   job<K extends OptionName>(key: K): Exclude<Resolved<K>, undefined> | undefined;
-  /** Flag, job file and environment, in that order of precedence (the base URL's candidates). */
-  candidates<K extends OptionName>(key: K): (Exclude<Resolved<K>, undefined> | undefined)[];
+  /** The flag's, the job file's and the environment's value, each undefined when unset (base-url.ts). */
+  bySource<K extends OptionName>(
+    key: K,
+  ): {
+    flag?: Exclude<Resolved<K>, undefined>;
+    job?: Exclude<Resolved<K>, undefined>;
+    env?: Exclude<Resolved<K>, undefined>;
+  };
   /** The first of flag, job file, environment that is set, else the table's default. */
   get<K extends OptionName>(key: K): Resolved<K>;
   /** As get, with where the value came from ('default' for the default). */
@@ -71,7 +77,7 @@ export function optionValues(flags: object, job: JobFile | undefined, env: Envir
   return {
     flag: (key) => flag(key) as never,
     job: (key) => fromJob(key) as never,
-    candidates: (key) => sources(key).map(([, value]) => value) as never,
+    bySource: (key) => ({ flag: flag(key), job: fromJob(key), env: fromEnv(key) }) as never,
     get: (key) => pick(key).value,
     pick,
     checkFlags: () => {

@@ -1,14 +1,33 @@
 /**
- * Every option of `run`, `enqueue` and `worker` (and the queue options of the distributed commands),
- * once: its flag, job-file field, environment variable, default, bound and help. Derived from it:
- * the commander options (src/cli/table-options.ts), the zod job schema (job.ts) and so
- * jobs/job.schema.json, the resolver (option-values.ts, settings.ts) and the options reference of
- * docs/commands.md (options-doc.ts). Plain constants: `--help` loads this file, so it imports
- * nothing but the defaults (test/cli/startup.test.ts).
+ * Every option of every command, once: its flag, job-file field, environment variable, default,
+ * bound and help. OPTIONS holds those of `run`, `enqueue` and `worker` (and the queue options of the
+ * distributed commands); OWN_OPTIONS those each other command declares for itself. Derived from
+ * them: the commander options of every command (src/cli/table-options.ts), so every default its
+ * help shows; and from OPTIONS the zod job schema (job.ts) and so jobs/job.schema.json, the resolver
+ * (option-values.ts, settings.ts) and the options reference of docs/commands.md (options-doc.ts).
+ * Plain constants: `--help` loads this file, so it imports nothing but the defaults
+ * (test/cli/startup.test.ts).
  */
 import { DEFAULTS } from './defaults.js';
 
-export type CommandName = 'run' | 'enqueue' | 'worker' | 'status' | 'finalize' | 'resume' | 'retry-failed';
+export type CommandName =
+  | 'run'
+  | 'enqueue'
+  | 'worker'
+  | 'status'
+  | 'finalize'
+  | 'resume'
+  | 'retry-failed'
+  | 'datasets'
+  | 'verify'
+  | 'sync'
+  | 'search'
+  | 'eval'
+  | 'models'
+  | 'members'
+  | 'transcribe'
+  | 'embed'
+  | 'gateway';
 
 /** How a value is read and bounded. */
 export type OptionType =
@@ -33,18 +52,13 @@ export type OptionType =
 
 export type EnvName = 'EMBEDPIPE_BASE_URL' | 'REDIS_URL';
 
-export interface OptionSpec {
+/** What commander and help make of an option: the table's options and the commands' own alike. */
+export interface FlagSpec {
   /** Commander's flag with its value name, e.g. '--max-inputs <n>'; none: job file only. */
   readonly flag?: string;
   /** What it does; never its default (generated from `default`, `defaultNote` or `env`). */
   readonly help: string;
   readonly type: OptionType;
-  /** The commands that accept the flag (job-file options: the commands that read job files). */
-  readonly commands: readonly CommandName[];
-  /** Dotted path in a job file, e.g. 'batching.maxInputs'. */
-  readonly job?: string;
-  /** The job file must set it. */
-  readonly required?: true;
   /** The environment variable read when neither a flag nor the job file sets it. */
   readonly env?: EnvName;
   /** The value when nothing sets it, in the setting's unit (see `scale`). */
@@ -55,6 +69,23 @@ export interface OptionSpec {
   readonly scale?: number;
 }
 
+/** An option of OPTIONS: shared by the commands it names, and settable in a job file. */
+export interface OptionSpec extends FlagSpec {
+  /** The commands that accept the flag (job-file options: the commands that read job files). */
+  readonly commands: readonly CommandName[];
+  /** Dotted path in a job file, e.g. 'batching.maxInputs'. */
+  readonly job?: string;
+  /** The job file must set it. */
+  readonly required?: true;
+}
+
+/** An option one command declares for itself (OWN_OPTIONS): a flag only, read by its action. */
+export interface OwnOptionSpec extends FlagSpec {
+  readonly flag: string;
+  /** The command refuses to run without it (commander's required option). */
+  readonly mandatory?: true;
+}
+
 const int = (min: number, max?: number) =>
   ({ kind: 'int', min, ...(max !== undefined ? { max } : {}) }) as const;
 const number = (min: number, max: number) => ({ kind: 'number', min, max }) as const;
@@ -62,6 +93,30 @@ const oneOf = <const C extends readonly string[]>(choices: C) => ({ kind: 'enum'
 const TEXT = { kind: 'text' } as const;
 const PATH = { kind: 'path' } as const;
 const SWITCH = { kind: 'switch' } as const;
+const URL_TYPE = { kind: 'url' } as const;
+/** Sampling temperature of speech-to-text (run's audio, transcribe). */
+const TEMPERATURE = number(0, 2);
+/** A cost cap in USD. */
+const USD = number(0, 1e9);
+
+/** The flags every command that calls the gateway shares (config/base-url.ts resolves the URL). */
+const BASE_URL = {
+  flag: '--base-url <url>',
+  help: 'gateway base URL, ending in /v1',
+  type: URL_TYPE,
+  env: 'EMBEDPIPE_BASE_URL',
+} as const;
+const ALLOW_INSECURE_HTTP = {
+  flag: '--allow-insecure-http',
+  help: 'allow a plain http:// --base-url to a non-loopback host (key in clear text)',
+  type: SWITCH,
+} as const;
+const EMBEDDING_MODEL = {
+  flag: '--model <model>',
+  help: 'embedding model, <provider>/<model_name>',
+  type: TEXT,
+} as const;
+const JSON_FOR_SCRIPTS = { flag: '--json', help: 'print JSON for scripts', type: SWITCH } as const;
 
 /** The corpus and planning options: `run` and `enqueue`, which also read job files. */
 const CORPUS = ['run', 'enqueue'] as const;
@@ -174,7 +229,7 @@ export const OPTIONS = {
   temperature: {
     flag: '--temperature <t>',
     help: 'audio: sampling temperature',
-    type: number(0, 2),
+    type: TEMPERATURE,
     commands: CORPUS,
     job: 'transcription.temperature',
   },
@@ -202,9 +257,7 @@ export const OPTIONS = {
     defaultNote: 'what this dataset was billed',
   },
   model: {
-    flag: '--model <model>',
-    help: 'embedding model, <provider>/<model_name>',
-    type: TEXT,
+    ...EMBEDDING_MODEL,
     commands: CORPUS,
     job: 'model',
     required: true,
@@ -242,12 +295,9 @@ export const OPTIONS = {
     defaultNote: 'none',
   },
   baseUrl: {
-    flag: '--base-url <url>',
-    help: 'gateway base URL, ending in /v1',
-    type: { kind: 'url' },
+    ...BASE_URL,
     commands: CLIENTS,
     job: 'gateway.baseUrl',
-    env: 'EMBEDPIPE_BASE_URL',
   },
   emulator: {
     flag: '--emulator',
@@ -385,9 +435,7 @@ export const OPTIONS = {
     default: DEFAULTS.commit.maxDelayMs,
   },
   allowInsecureHttp: {
-    flag: '--allow-insecure-http',
-    help: 'allow a plain http:// --base-url to a non-loopback host (key in clear text)',
-    type: SWITCH,
+    ...ALLOW_INSECURE_HTTP,
     commands: CLIENTS,
     job: 'gateway.allowInsecureHttp',
     default: false,
@@ -410,7 +458,7 @@ export const OPTIONS = {
   maxCost: {
     flag: '--max-cost <usd>',
     help: 'stop before the run would spend more than this (USD); a re-run resumes',
-    type: number(0, 1e9),
+    type: USD,
     commands: CORPUS,
     job: 'maxCostUsd',
   },
@@ -508,9 +556,229 @@ export function optionEntries(): [OptionName, OptionSpec][] {
   return Object.entries(OPTIONS) as [OptionName, OptionSpec][];
 }
 
-/** `--max-inputs` of '--max-inputs <n>': the name errors and help use. */
-export function longFlag(spec: OptionSpec): string | undefined {
-  return spec.flag?.split(' ')[0];
+/** The commands that call the gateway with a key but read no job file: they embed or list a few things. */
+const GATEWAY_TOOL = { baseUrl: BASE_URL, allowInsecureHttp: ALLOW_INSECURE_HTTP } as const;
+/** `--emulator` of a command that embeds a query or a few rows (the dataset was made with --emulator). */
+const queryEmulator = (help: string) => ({ flag: '--emulator', help, type: SWITCH }) as const;
+
+/**
+ * The options each command declares for itself, beside those it takes from OPTIONS: every option of
+ * the commands that read no job file, and the few a queue command adds. Keyed, as OPTIONS, by
+ * commander's attribute names; the order is the help's. Their actions read the flags as given and
+ * take the defaults shown here from DEFAULTS.
+ */
+export const OWN_OPTIONS = {
+  status: { json: JSON_FOR_SCRIPTS },
+  finalize: {
+    // Only recorded in the manifest: finalize calls no gateway (config/base-url.ts, `optional`).
+    baseUrl: { ...BASE_URL, help: 'gateway base URL recorded in the manifest' },
+    json: JSON_FOR_SCRIPTS,
+  },
+  datasets: {
+    switch: {
+      flag: '--switch <version>',
+      help: 'make a complete version current again (roll back), e.g. v000002',
+      type: TEXT,
+    },
+    remove: { flag: '--remove <version>', help: 'delete a version that is not current', type: TEXT },
+    json: JSON_FOR_SCRIPTS,
+  },
+  verify: {
+    version: {
+      flag: '--version <version>',
+      help: 'check this version (e.g. v000002) instead of the current one',
+      type: TEXT,
+    },
+    deep: {
+      flag: '--deep',
+      help: 'also read every text and vector: recompute each content_hash, check each vector',
+      type: SWITCH,
+    },
+    sample: {
+      flag: '--sample <n>',
+      help: 're-embed N random rows through the gateway and compare the vectors',
+      type: int(1, 100_000),
+    },
+    minCosine: {
+      flag: '--min-cosine <x>',
+      help: 'with --sample: lowest cosine similarity that counts as the same vector',
+      type: number(-1, 1),
+      default: DEFAULTS.verify.minCosine,
+    },
+    baseUrl: { ...BASE_URL, help: `with --sample: ${BASE_URL.help}` },
+    allowInsecureHttp: ALLOW_INSECURE_HTTP,
+    emulator: queryEmulator('with --sample: start the local gateway emulator in-process and use it'),
+    json: JSON_FOR_SCRIPTS,
+  },
+  sync: {
+    to: {
+      flag: '--to <url>',
+      help: 'the store: postgres://user@host:5432/db?table=docs[&schema=public] or lancedb:///path/to/db?table=docs',
+      type: TEXT,
+      mandatory: true,
+    },
+    verify: {
+      flag: '--verify',
+      help: 'compare the store with the dataset and report what differs; write nothing',
+      type: SWITCH,
+    },
+    repair: {
+      flag: '--repair',
+      help: 'write what --verify finds different, then verify again',
+      type: SWITCH,
+    },
+    replace: {
+      flag: '--replace',
+      help: 'empty the table first (a model migration into the same table: dims or model changed)',
+      type: SWITCH,
+    },
+    index: {
+      flag: '--index <kind>',
+      help: 'build an approximate index after loading: hnsw (cosine)',
+      type: TEXT,
+    },
+    halfvec: {
+      flag: '--halfvec',
+      help: 'PostgreSQL: store half-precision vectors (halfvec; needed to index over 2,000 dims)',
+      type: SWITCH,
+    },
+    sample: {
+      flag: '--sample <n>',
+      help: 'vectors --verify compares value by value',
+      type: int(0, 10_000_000),
+      default: DEFAULTS.sync.verifySample,
+    },
+    json: { flag: '--json', help: 'print the report as JSON', type: SWITCH },
+  },
+  search: {
+    k: { flag: '-k, --k <n>', help: 'how many chunks', type: int(1, 10_000), default: DEFAULTS.search.k },
+    ...GATEWAY_TOOL,
+    emulator: queryEmulator(
+      'embed the query with the local gateway emulator (datasets made with --emulator)',
+    ),
+    exact: {
+      flag: '--exact',
+      help: "a store: scan every row instead of using its approximate index (the dataset folder's search is always exact)",
+      type: SWITCH,
+    },
+    json: { flag: '--json', help: 'print the hits as JSON', type: SWITCH },
+  },
+  eval: {
+    versions: {
+      flag: '--versions <a,b,…>',
+      help: 'versions to evaluate, comma-separated; the first is the baseline',
+      type: { kind: 'list' },
+      defaultNote: 'the current one, then the newest other',
+    },
+    queries: {
+      flag: '--queries <file>',
+      help: 'JSONL of {"query", "relevant": [id | {"id", "chunk_index"}]}',
+      type: PATH,
+      defaultNote: 'known-item queries drawn from the baseline',
+    },
+    sample: {
+      flag: '--sample <n>',
+      help: 'known-item queries to draw',
+      type: int(1, 1_000_000),
+      default: DEFAULTS.eval.sample,
+    },
+    seed: {
+      flag: '--seed <n>',
+      help: 'seed of the drawn queries and of the bootstrap',
+      type: int(0),
+      default: DEFAULTS.eval.seed,
+    },
+    k: {
+      flag: '-k, --k <n>',
+      help: 'results looked at per query',
+      type: int(DEFAULTS.eval.k, 10_000),
+      default: DEFAULTS.eval.k,
+    },
+    variants: {
+      flag: '--variants <list>',
+      help: 'also measure smaller forms of each version: dims:N (a prefix, re-normalised), float16, int8, binary; e.g. dims:256,int8,binary',
+      type: TEXT,
+    },
+    report: {
+      flag: '--report <file>',
+      help: 'where the HTML report goes',
+      type: PATH,
+      defaultNote: '<dir>.versions/_eval/<versions>.html',
+    },
+    maxCost: {
+      flag: '--max-cost <usd>',
+      help: 'stop before embedding the queries would spend more than this (USD)',
+      type: USD,
+    },
+    ...GATEWAY_TOOL,
+    emulator: queryEmulator(
+      'embed the queries with the local gateway emulator (datasets made with --emulator)',
+    ),
+    json: { flag: '--json', help: 'print the evaluation as JSON', type: SWITCH },
+  },
+  models: { ...GATEWAY_TOOL, json: JSON_FOR_SCRIPTS },
+  members: {
+    offset: { flag: '--offset <n>', help: 'members to skip', type: int(0) },
+    // The gateway's page-size bounds (gateway/wire.ts, MEMBERS_LIMIT_MIN and _MAX).
+    limit: { flag: '--limit <n>', help: 'members per page', type: int(1, 100) },
+    all: { flag: '--all', help: 'every member, page after page', type: SWITCH },
+    ...GATEWAY_TOOL,
+    json: JSON_FOR_SCRIPTS,
+  },
+  transcribe: {
+    model: {
+      flag: '--model <model>',
+      help: 'speech-to-text model, <provider>/<model_name>',
+      type: TEXT,
+      mandatory: true,
+    },
+    language: {
+      flag: '--language <code>',
+      help: 'ISO-639-1 language code',
+      type: { kind: 'language' },
+      defaultNote: 'detected',
+    },
+    temperature: { flag: '--temperature <t>', help: 'sampling temperature', type: TEMPERATURE },
+    format: {
+      flag: '--format <name>',
+      help: 'audio format',
+      type: TEXT,
+      defaultNote: 'from the file extension',
+    },
+    ...GATEWAY_TOOL,
+    json: JSON_FOR_SCRIPTS,
+  },
+  embed: {
+    model: { ...EMBEDDING_MODEL, mandatory: true },
+    ...GATEWAY_TOOL,
+    json: JSON_FOR_SCRIPTS,
+  },
+  gateway: {
+    port: {
+      flag: '--port <n>',
+      help: 'port to listen on',
+      type: int(0, 65_535),
+      defaultNote: 'any free port',
+    },
+    host: { flag: '--host <host>', help: 'address to bind', type: TEXT, default: DEFAULTS.emulator.host },
+    config: {
+      flag: '--config <file>',
+      help: 'JSON config: keys, credits, rate limits, models, faults',
+      type: PATH,
+    },
+    latency: { flag: '--latency <ms>', help: 'added latency per request', type: int(0, 600_000) },
+  },
+} as const satisfies Partial<Record<CommandName, Record<string, OwnOptionSpec>>>;
+
+/** The options `name` declares for itself (OWN_OPTIONS), typed as specs, in order. */
+export function ownOptionEntries(name: CommandName): [string, OwnOptionSpec][] {
+  const own: Partial<Record<CommandName, Record<string, OwnOptionSpec>>> = OWN_OPTIONS;
+  return Object.entries(own[name] ?? {});
+}
+
+/** `--max-inputs` of '--max-inputs <n>' (`--k` of '-k, --k <n>'): the name errors and help use. */
+export function longFlag(spec: FlagSpec): string | undefined {
+  return spec.flag?.split(/[ ,]+/).find((part) => part.startsWith('--'));
 }
 
 /** The bound, as help says it: ', 1 to 1024' (nothing without an upper bound). */
@@ -521,7 +789,7 @@ function rangeText(type: OptionType): string {
 }
 
 /** What applies when nothing sets the option, as help shows it; undefined: help shows none. */
-export function defaultText(spec: OptionSpec): string | undefined {
+export function defaultText(spec: FlagSpec): string | undefined {
   if (spec.type.kind === 'switch') return undefined; // off unless given: nothing to say
   if (spec.defaultNote !== undefined) return spec.defaultNote;
   if (spec.env !== undefined) return `$${spec.env}`;
@@ -530,7 +798,7 @@ export function defaultText(spec: OptionSpec): string | undefined {
 }
 
 /** The help of an option: choices, what it does, bound, and its default from the table. */
-export function describeOption(spec: OptionSpec): string {
+export function describeOption(spec: FlagSpec): string {
   const choices = spec.type.kind === 'enum' ? spec.type.choices.join(' | ') : '';
   const text = [choices, spec.help].filter(Boolean).join('; ') + rangeText(spec.type);
   const shown = defaultText(spec);

@@ -10,7 +10,7 @@ import { parseVectorTypes, type VectorForm } from '../embedding/vector-form.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { parseSwitchRule, type SwitchRule } from '../eval/switch-rule.js';
 import type { PerMinute } from '../gateway/rate-pace.js';
-import { gatewayBaseUrl, runGatewayBaseUrl } from './base-url.js';
+import { resolveBaseUrl } from './base-url.js';
 import type { Environment } from './env.js';
 import type { JobFile, OptionValue, RunFlags, WorkerFlags } from './option-types.js';
 import { type OptionValues, optionValues, type Picked } from './option-values.js';
@@ -163,7 +163,7 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
     outDir: v.get('out'),
     outputFormat: v.get('outputFormat'),
     vectors: vectorForm(v),
-    baseUrl: runGatewayBaseUrl(emulator, ...v.candidates('baseUrl')),
+    baseUrl: resolveBaseUrl(v.bySource('baseUrl'), { emulator }),
     emulator,
     timeoutMs: v.get('timeoutMs'),
     concurrency: v.get('concurrency'),
@@ -253,7 +253,7 @@ export interface WorkerSettings {
 
 export function resolveWorkerSettings(flags: WorkerFlags, env: Environment): WorkerSettings {
   const v = optionValues(flags, undefined, env);
-  const baseUrl = gatewayBaseUrl(...v.candidates('baseUrl'));
+  const baseUrl = resolveBaseUrl(v.bySource('baseUrl'));
   v.checkFlags();
   const concurrency = v.get('concurrency');
   const metricsPort = v.get('metricsPort');

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DEFAULTS } from '../config/defaults.js';
 import { createEmulator, type Emulator } from './emulator.js';
 import { HttpError, jsonResponse } from './http.js';
 import type { EmulatorOptions } from './options.js';
@@ -27,7 +28,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   new Headers();
 
   // Options are valid now (createEmulator checked them), and validation changes nothing.
-  const host = options.host ?? '127.0.0.1';
+  const host = options.host ?? DEFAULTS.emulator.host;
   await listen(server, options.port ?? 0, host);
   const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host;

@@ -4,6 +4,7 @@
  * against the first (paired), the overlap of their results, and the scores of relevant and other
  * results (what a similarity threshold becomes under each model). Reproducible from the seed.
  */
+import { DEFAULTS } from '../config/defaults.js';
 import type { CostBudget } from '../embedding/cost-budget.js';
 import type { GatewayClient } from '../gateway/index.js';
 import { documentIndex, QUERY_BLOCK, type RankLevel, rankTop, scoreBlock } from './exact-search.js';
@@ -33,10 +34,11 @@ export interface EvaluateOptions {
   readonly versions: readonly string[];
   /** A queries file; without one, known-item queries are drawn from the baseline. */
   readonly queriesFile?: string | undefined;
-  /** Known-item queries drawn (default 200). */
+  /** Known-item queries drawn (default DEFAULTS.eval.sample). */
   readonly sample?: number;
+  /** Default DEFAULTS.eval.seed. */
   readonly seed?: number;
-  /** Results looked at per query (at least 10: the deepest metric cut-off). */
+  /** Results looked at per query (at least DEFAULTS.eval.k: the deepest metric cut-off). */
   readonly k?: number;
   readonly replicates?: number;
   /** Smaller vectors of each version, measured beside it (`dims:N`, float16, int8, binary). */
@@ -77,13 +79,9 @@ export interface Evaluation {
   readonly comparisons: readonly ReportComparison[];
 }
 
-export const DEFAULT_SAMPLE = 200;
-export const DEFAULT_SEED = 1;
-const DEPTH = 10;
-
 export async function evaluate(options: EvaluateOptions): Promise<Evaluation> {
-  const seed = options.seed ?? DEFAULT_SEED;
-  const k = Math.max(DEPTH, options.k ?? DEPTH);
+  const seed = options.seed ?? DEFAULTS.eval.seed;
+  const k = Math.max(DEFAULTS.eval.k, options.k ?? DEFAULTS.eval.k);
   const replicates = options.replicates ?? 1000;
   const names = await versionsToEvaluate(options.dir, options.versions);
   const tables: MetricTable[] = [];
@@ -95,7 +93,7 @@ export async function evaluate(options: EvaluateOptions): Promise<Evaluation> {
     const version = await loadVersionVectors(options.dir, name);
     querySet ??= options.queriesFile
       ? await readQueryFile(options.queriesFile)
-      : drawKnownItems(version, options.sample ?? DEFAULT_SAMPLE, sampler(seed), seed);
+      : drawKnownItems(version, options.sample ?? DEFAULTS.eval.sample, sampler(seed), seed);
     const { queries } = querySet;
     const embedded = await embedQueries(
       queries.map((q) => q.text),

@@ -4,6 +4,7 @@
  * sample of vectors compared value by value, and the version the store says it received.
  */
 import { createHash } from 'node:crypto';
+import { DEFAULTS } from '../config/defaults.js';
 import { currentVersion, type RowPlace, rowPlaces, VersionRowReader } from './dataset-rows.js';
 import { type RowKey, rowKey, type VectorStore } from './store.js';
 import { diffStore, rowsOf } from './sync.js';
@@ -31,7 +32,7 @@ export interface StoreVerification {
 }
 
 export interface VerifyStoreOptions {
-  /** Vectors compared (default 100; Infinity: all). */
+  /** Vectors compared (default DEFAULTS.sync.verifySample; Infinity: all). */
   readonly sample?: number;
   /** Largest absolute difference of a vector value (default 1e-6; halfvec stores need ~1e-3). */
   readonly tolerance?: number;
@@ -88,7 +89,7 @@ async function compareVectors(
   const sample = [...candidates]
     .map((place) => ({ place, order: createHash('sha1').update(rowKey(place.key)).digest('hex') }))
     .sort((a, b) => (a.order < b.order ? -1 : 1))
-    .slice(0, options.sample ?? 100)
+    .slice(0, options.sample ?? DEFAULTS.sync.verifySample)
     .map(({ place }) => place);
   const held = await store.vectors(sample.map((place) => place.key));
   const reader = new VersionRowReader(version);

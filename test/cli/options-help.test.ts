@@ -1,41 +1,80 @@
 /**
- * Every "(default: …)" that `run`, `enqueue` and `worker --help` show comes from the options table:
- * each is what the table holds for that option (its default, in the flag's unit; its note; or the
- * environment variable read instead), and every option with a default shows it. The files that
- * declare those commands type no default by hand.
+ * Every "(default: …)" that any command's `--help` shows comes from the options table: each is what
+ * the table holds for that option (its default, in the flag's unit; its note; or the environment
+ * variable read instead), and every option with a default shows it. Every option a command's help
+ * lists is a table option (OPTIONS or the command's own, OWN_OPTIONS), and no file of src/cli types
+ * a default by hand.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { registerDatasets } from '../../src/cli/datasets.js';
+import { registerEmbed } from '../../src/cli/embed.js';
 import { registerEnqueue } from '../../src/cli/enqueue.js';
+import { registerEval } from '../../src/cli/eval.js';
+import { registerGateway } from '../../src/cli/gateway.js';
+import { registerMembers } from '../../src/cli/members.js';
+import { registerModels } from '../../src/cli/models.js';
 import { registerQueueAdmin } from '../../src/cli/queue-admin.js';
 import { registerRun } from '../../src/cli/run.js';
+import { registerSearch } from '../../src/cli/search.js';
+import { registerSync } from '../../src/cli/sync.js';
+import { registerTranscribe } from '../../src/cli/transcribe.js';
+import { registerVerify } from '../../src/cli/verify.js';
 import { registerWorker } from '../../src/cli/worker.js';
 import { DEFAULTS } from '../../src/config/defaults.js';
-import { longFlag, type OptionSpec, optionEntries } from '../../src/config/options-table.js';
+import {
+  type CommandName,
+  type FlagSpec,
+  longFlag,
+  optionEntries,
+  ownOptionEntries,
+} from '../../src/config/options-table.js';
+
+/** The program as main.ts builds it (main.ts parses the command line when loaded: not importable). */
+function program(): Command {
+  const root = new Command('embedpipe').configureHelp({ helpWidth: 10_000 });
+  for (const register of [
+    registerRun,
+    registerEnqueue,
+    registerWorker,
+    registerQueueAdmin,
+    registerDatasets,
+    registerVerify,
+    registerSync,
+    registerSearch,
+    registerEval,
+    registerModels,
+    registerMembers,
+    registerTranscribe,
+    registerEmbed,
+    registerGateway,
+  ])
+    register(root);
+  return root;
+}
+
+const COMMANDS = program().commands.map((command) => command.name()) as CommandName[];
 
 /** `embedpipe NAME --help`, one option a line (no wrapping). */
 function help(name: string): string {
-  const root = new Command('embedpipe').configureHelp({ helpWidth: 10_000 });
-  registerRun(root);
-  registerEnqueue(root);
-  registerWorker(root);
-  registerQueueAdmin(root);
-  return root.commands.find((command) => command.name() === name)!.helpInformation();
+  return program()
+    .commands.find((command) => command.name() === name)!
+    .helpInformation();
 }
 
-/** Each option line of a help text: its long flag and its description. */
+/** Each option line of a help text: its long flag and its description (`-k, --k <n>` included). */
 function optionLines(text: string): Map<string, string> {
   const lines = new Map<string, string>();
   for (const line of text.split('\n')) {
-    const match = /^ {2}(--[\w-]+)(?: <[^>]+>)? {2,}(.*)$/.exec(line);
+    const match = /^ {2}(?:-\w, )?(--[\w-]+)(?: <[^>]+>)? {2,}(.*)$/.exec(line);
     if (match) lines.set(match[1]!, match[2]!);
   }
   return lines;
 }
 
 /** What the table says applies when nothing sets the option, worked out here from its fields. */
-function expectedDefault(spec: OptionSpec): string | undefined {
+function expectedDefault(spec: FlagSpec): string | undefined {
   if (spec.type.kind === 'switch') return undefined;
   if (spec.defaultNote) return spec.defaultNote;
   if (spec.env) return `$${spec.env}`;
@@ -43,13 +82,34 @@ function expectedDefault(spec: OptionSpec): string | undefined {
   return spec.default === undefined ? undefined : String(spec.default);
 }
 
-describe.each(['run', 'enqueue', 'worker'])('embedpipe %s --help', (name) => {
-  const lines = optionLines(help(name));
-  const specs = optionEntries().filter(([, spec]) => spec.flag && spec.commands.includes(name as never));
+/** The table's options of `name`: those of OPTIONS it accepts, then its own. */
+function tableSpecs(name: CommandName): [string, FlagSpec][] {
+  return [
+    ...optionEntries().filter(([, spec]) => spec.flag && spec.commands.includes(name)),
+    ...ownOptionEntries(name),
+  ];
+}
 
-  it('lists every option the table gives the command', () => {
-    expect(specs.length).toBeGreaterThan(5);
+it('the program has the commands main.ts registers', () => {
+  expect(COMMANDS).toEqual(
+    expect.arrayContaining(['run', 'finalize', 'eval', 'search', 'sync', 'verify', 'embed', 'gateway']),
+  );
+  expect(COMMANDS).toHaveLength(17);
+});
+
+describe.each(COMMANDS)('embedpipe %s --help', (name) => {
+  const lines = optionLines(help(name));
+  const specs = tableSpecs(name);
+
+  it('lists every option the table gives the command, and no other', () => {
     for (const [key, spec] of specs) expect(lines.has(longFlag(spec)!), key).toBe(true);
+    const negated = specs.flatMap(([, spec]) =>
+      spec.type.kind === 'switch' && spec.type.negatedHelp !== undefined
+        ? [`--no-${longFlag(spec)!.slice(2)}`]
+        : [],
+    );
+    const fromTable = new Set([...specs.map(([, spec]) => longFlag(spec)), ...negated, '--help']);
+    for (const flag of lines.keys()) expect(fromTable.has(flag), flag).toBe(true);
   });
 
   it("shows each option's default as the table holds it, and only that", () => {
@@ -75,14 +135,43 @@ describe('help text and defaults', () => {
       new RegExp(`\\(default: ${DEFAULTS.retry.maxRetryAfterMs / 1000}\\)$`),
     );
     expect(worker.get('--concurrency')).toMatch(
-      /requests in flight in this process.*1 to 1024 \(default: 8\)$/,
+      new RegExp(`requests in flight in this process.*1 to 1024 \\(default: ${DEFAULTS.concurrency}\\)$`),
     );
   });
 
-  it('is typed by hand in none of the files that declare run, enqueue and worker', async () => {
-    for (const file of ['run', 'enqueue', 'worker', 'queue-options', 'table-options']) {
-      const source = await readFile(`src/cli/${file}.ts`, 'utf8');
+  it("shows the one-off commands' defaults and bounds from DEFAULTS and the table", () => {
+    expect(optionLines(help('eval')).get('--sample')).toMatch(
+      new RegExp(`\\(default: ${DEFAULTS.eval.sample}\\)$`),
+    );
+    expect(optionLines(help('eval')).get('--k')).toMatch(
+      new RegExp(`${DEFAULTS.eval.k} to 10000 \\(default: ${DEFAULTS.eval.k}\\)$`),
+    );
+    expect(optionLines(help('sync')).get('--sample')).toMatch(
+      new RegExp(`\\(default: ${DEFAULTS.sync.verifySample}\\)$`),
+    );
+    expect(optionLines(help('search')).get('--k')).toMatch(
+      new RegExp(`\\(default: ${DEFAULTS.search.k}\\)$`),
+    );
+    expect(optionLines(help('members')).get('--limit')).toBe('members per page, 1 to 100');
+    for (const name of ['embed', 'models', 'members', 'transcribe', 'search', 'eval', 'verify', 'finalize']) {
+      expect(optionLines(help(name)).get('--base-url'), name).toMatch(/\(default: \$EMBEDPIPE_BASE_URL\)$/);
+    }
+  });
+
+  it('is typed by hand in no file of src/cli', async () => {
+    const files = (await readdir('src/cli')).filter((file) => file.endsWith('.ts'));
+    expect(files.length).toBeGreaterThan(20);
+    for (const file of files) {
+      const source = await readFile(`src/cli/${file}`, 'utf8');
       expect(source, file).not.toMatch(/\(default:/);
+    }
+  });
+
+  it('declares every option through the table: no file of src/cli calls .option() or .requiredOption()', async () => {
+    for (const file of await readdir('src/cli')) {
+      if (!file.endsWith('.ts')) continue;
+      const source = await readFile(`src/cli/${file}`, 'utf8');
+      expect(source, file).not.toMatch(/\.(option|requiredOption)\(/);
     }
   });
 });

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { DEFAULTS } from '../../src/config/defaults.js';
 import { renderOptionsReference } from '../../src/config/options-doc.js';
 import { longFlag, optionEntries } from '../../src/config/options-table.js';
 
@@ -34,7 +35,9 @@ describe('the options reference of docs/commands.md', () => {
       expect(row, key).toBeDefined();
       if (spec.flag) expect(row, key).toContain(longFlag(spec));
     }
-    expect(rows.find((row) => row.startsWith('| `--concurrency <n>`'))).toContain('| 8 |');
+    expect(rows.find((row) => row.startsWith('| `--concurrency <n>`'))).toContain(
+      `| ${DEFAULTS.concurrency} |`,
+    );
   });
 
   it('refuses a page without its markers', () => {

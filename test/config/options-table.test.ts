@@ -16,13 +16,27 @@ import { ENV_NAMES } from '../../src/config/env.js';
 import { jobFileSchema, parseJob } from '../../src/config/job.js';
 import {
   type CommandName,
+  type FlagSpec,
   longFlag,
   OPTIONS,
   type OptionName,
   type OptionSpec,
+  OWN_OPTIONS,
   optionEntries,
+  ownOptionEntries,
 } from '../../src/config/options-table.js';
 import { resolveRunSettings, resolveWorkerSettings } from '../../src/config/settings.js';
+import { MEMBERS_LIMIT_MAX, MEMBERS_LIMIT_MIN } from '../../src/gateway/wire.js';
+
+/** Every spec of the table: OPTIONS's, then each command's own, named `command.key`. */
+function allSpecs(): [string, FlagSpec][] {
+  return [
+    ...optionEntries(),
+    ...(Object.keys(OWN_OPTIONS) as CommandName[]).flatMap((command) =>
+      ownOptionEntries(command).map(([key, spec]): [string, FlagSpec] => [`${command}.${key}`, spec]),
+    ),
+  ];
+}
 
 const ENV = { baseUrl: 'http://127.0.0.1:4000/v1', redisUrl: 'redis://127.0.0.1:6379' };
 
@@ -85,17 +99,35 @@ const commandOf = (root: Command, name: string) => root.commands.find((c) => c.n
 
 describe('the options table', () => {
   it('is keyed by the attribute names commander gives the flags', () => {
-    for (const [key, spec] of optionEntries()) {
-      if (spec.flag !== undefined) expect(new Option(spec.flag).attributeName(), key).toBe(key);
+    for (const [key, spec] of allSpecs()) {
+      const attribute = key.split('.').at(-1);
+      if (spec.flag !== undefined) expect(new Option(spec.flag).attributeName(), key).toBe(attribute);
     }
   });
 
   it('writes no default into a help text: help shows the one the table holds', () => {
-    for (const [key, spec] of optionEntries()) expect(spec.help, key).not.toMatch(/default/i);
+    for (const [key, spec] of allSpecs()) expect(spec.help, key).not.toMatch(/default/i);
+  });
+
+  it('gives no command the same option twice (from OPTIONS and as its own)', () => {
+    for (const command of Object.keys(OWN_OPTIONS) as CommandName[]) {
+      for (const [key] of ownOptionEntries(command)) {
+        const shared = (OPTIONS as Record<string, OptionSpec>)[key];
+        expect(shared?.commands.includes(command) ?? false, `${command}.${key}`).toBe(false);
+      }
+    }
+  });
+
+  it("bounds members --limit by the gateway's page size", () => {
+    expect(OWN_OPTIONS.members.limit.type).toEqual({
+      kind: 'int',
+      min: MEMBERS_LIMIT_MIN,
+      max: MEMBERS_LIMIT_MAX,
+    });
   });
 
   it('holds defaults within the bounds and among the choices it declares', () => {
-    for (const [key, spec] of optionEntries()) {
+    for (const [key, spec] of allSpecs()) {
       const { type } = spec;
       if (spec.default === undefined) continue;
       if (type.kind === 'int' || type.kind === 'number') {
@@ -111,7 +143,7 @@ describe('the options table', () => {
 
   it('names only environment variables env.ts reads', () => {
     const names: string[] = Object.values(ENV_NAMES);
-    for (const [key, spec] of optionEntries()) if (spec.env) expect(names, key).toContain(spec.env);
+    for (const [key, spec] of allSpecs()) if (spec.env) expect(names, key).toContain(spec.env);
   });
 });
 
