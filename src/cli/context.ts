@@ -34,13 +34,15 @@ export function commandContext(flags: GatewayFlags): CommandContext {
     env,
     logger,
     client: () =>
-      createGateway({
-        baseUrl: resolveBaseUrl({ flag: flags.baseUrl, env: env.baseUrl }),
+      createGateway(
+        {
+          baseUrl: resolveBaseUrl({ flag: flags.baseUrl, env: env.baseUrl }),
+          ...(flags.allowInsecureHttp ? { allowInsecureHttp: true } : {}),
+          ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout } : {}),
+        },
         env,
-        management: true,
-        ...(flags.allowInsecureHttp ? { allowInsecureHttp: true } : {}),
-        ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout } : {}),
-      }),
+        { management: true },
+      ),
   };
 }
 

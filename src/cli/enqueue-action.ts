@@ -85,13 +85,7 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
   const outage = new RedisOutage(address.redisUrl, logger);
   const sharing = new RetryAfterSharing(outage.error, outage.ready);
   const pace = new SharedPaceStore(settings.rateLimits, outage.error, outage.ready);
-  const client = createGateway({
-    baseUrl: settings.baseUrl,
-    env,
-    allowInsecureHttp: settings.allowInsecureHttp,
-    timeoutMs: settings.timeoutMs,
-    maxInFlight: settings.concurrency,
-    maxRetryAfterMs: settings.retry.maxRetryAfterMs,
+  const client = createGateway(settings, env, {
     // The workers of this queue use the same key: a 429 seen here holds them back too, and theirs this.
     retryAfterStore: sharing,
     // And one rate budget: the producer's requests (calibration) count in the workers' pace.

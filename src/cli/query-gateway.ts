@@ -23,7 +23,7 @@ export async function openQueryGateway(
   if (flags.emulator) {
     const { EMULATOR_API_KEY, startEmulator } = await import('../emulator/index.js');
     emulator = await startEmulator({ recordRequests: false });
-    client = createGateway({ baseUrl: emulator.baseUrl, env: context.env, apiKey: EMULATOR_API_KEY });
+    client = createGateway({ baseUrl: emulator.baseUrl }, context.env, { apiKey: EMULATOR_API_KEY });
   } else {
     requireKey(context.env, 'api', ` (${why}; or pass --emulator)`);
     client = context.client();

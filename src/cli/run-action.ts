@@ -44,15 +44,8 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
   }
 
   const stats = new RunStats();
-  const client = createGateway({
-    baseUrl,
-    env,
+  const client = createGateway({ ...settings, baseUrl }, env, {
     ...(apiKey ? { apiKey } : {}),
-    allowInsecureHttp: settings.allowInsecureHttp,
-    timeoutMs: settings.timeoutMs,
-    maxInFlight: settings.concurrency,
-    maxRetryAfterMs: settings.retry.maxRetryAfterMs,
-    rateLimits: settings.rateLimits,
     onRetryAfter: retryAfterReporter(stats, logger),
   });
   stats.pacing = () => client.pacing;

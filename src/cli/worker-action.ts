@@ -19,7 +19,7 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
   const logger = createLogger({ ...(env.logLevel ? { level: env.logLevel } : {}) });
   const settings = resolveWorkerSettings(flags, env);
   if (!env.apiKey) throw new MissingKeyError('EMBEDPIPE_API_KEY');
-  const { baseUrl, concurrency } = settings;
+  const { concurrency } = settings;
   const metrics = new WorkerMetrics();
   // A wrong or stopped Redis is one line and exit 10 at once, not a minute of reconnect warnings.
   await (await connectRedis(address.redisUrl, 'client')).quit();
@@ -27,12 +27,7 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
   const sharing = new RetryAfterSharing(outage.error, outage.ready);
   // Every worker of the queue paces to one budget: together they stay under the gateway's limit.
   const pace = new SharedPaceStore(settings.rateLimits, outage.error, outage.ready);
-  const client = createGateway({
-    baseUrl,
-    env,
-    allowInsecureHttp: settings.allowInsecureHttp,
-    maxInFlight: concurrency,
-    maxRetryAfterMs: settings.maxRetryAfterMs,
+  const client = createGateway(settings, env, {
     // A 429 seen here holds back every worker of the queue, on every machine, for its Retry-After.
     retryAfterStore: sharing,
     paceStore: pace,

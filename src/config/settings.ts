@@ -243,7 +243,7 @@ export interface WorkerSettings {
   /** Queue jobs (batches) taken at once. */
   readonly batchConcurrency: number;
   /** Longest Retry-After waited for inside a job; a longer one leaves the batch to a later attempt. */
-  readonly maxRetryAfterMs: number;
+  readonly retry: { readonly maxRetryAfterMs: number };
   readonly lockDurationMs: number;
   readonly allowInsecureHttp: boolean;
   readonly metricsPort?: number;
@@ -263,7 +263,7 @@ export function resolveWorkerSettings(flags: WorkerFlags, env: Environment): Wor
     // A job is one batch, sent as one request: as many jobs as requests in flight keep the window
     // full, and a job more would only wait for a slot while its lock runs.
     batchConcurrency: concurrency,
-    maxRetryAfterMs: v.get('maxRetryAfter'),
+    retry: { maxRetryAfterMs: v.get('maxRetryAfter') },
     lockDurationMs: v.get('lockDuration'),
     allowInsecureHttp: v.get('allowInsecureHttp'),
     ...(metricsPort !== undefined ? { metricsPort } : {}),

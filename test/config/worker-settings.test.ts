@@ -42,7 +42,7 @@ describe('worker settings', () => {
       baseUrl: 'http://env/v1',
       concurrency: DEFAULTS.concurrency,
       batchConcurrency: DEFAULTS.concurrency,
-      maxRetryAfterMs: DEFAULTS.retry.maxRetryAfterMs,
+      retry: { maxRetryAfterMs: DEFAULTS.retry.maxRetryAfterMs },
       lockDurationMs: DEFAULTS.distributed.lockDurationMs,
       allowInsecureHttp: false,
       rateLimits: {},
@@ -62,7 +62,7 @@ describe('worker settings', () => {
     );
     expect(settings).toMatchObject({
       baseUrl: 'http://flag/v1',
-      maxRetryAfterMs: 7000,
+      retry: { maxRetryAfterMs: 7000 },
       lockDurationMs: 4000,
       metricsPort: 0,
       allowInsecureHttp: true,
