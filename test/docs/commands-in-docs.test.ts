@@ -2,24 +2,37 @@
  * Every shell command README.md and docs/*.md show (their ```sh blocks, and the inline spans of
  * their prose that start with `embedpipe`, `npm`, `duckdb -c`, `python3 -c`, …) is checked here.
  * Each meets the first of RULES that matches it, and is then either
- *  - run here, against small datasets this file makes in beforeAll with the built CLI and its
- *    in-process emulator (the docs' paths, models and placeholders stand for the temp ones: see
- *    `substitute`), or
+ *  - run here, against small datasets this file makes in beforeAll with the built CLI, the gateway
+ *    emulator, a private redis-server, PGlite and a LanceDB folder (the docs' paths, models, stores,
+ *    ports and placeholders stand for the temp ones, and a synopsis runs with its optional parts:
+ *    see `substitute`), or
  *  - found among what CI runs (.ci/run, and the npm scripts it calls), or
  *  - not run, with the reason it cannot run here, and a lighter check instead.
  * Whatever its rule, an `embedpipe` command's subcommand must exist and each of its --flags must be
  * in that subcommand's --help. A command no rule matches fails with its page and line: a new
  * command in the docs needs a rule.
+ *
+ * The commands run in the order the pages show them (README.md first, then docs/ by name), as a
+ * reader would type them: `status RUN` follows the `enqueue` that printed RUN, `search` a store
+ * follows the `sync` that filled it. Commands of unrelated state run side by side (see `laneOf`).
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  EMULATOR_API_KEY,
+  EMULATOR_MANAGEMENT_KEY,
+  type RunningEmulator,
+  startEmulator,
+} from '../../src/emulator/index.js';
 import { wav } from '../helpers/audio.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
 import { query } from '../helpers/duckdb.js';
+import { type PgliteServer, startPglite } from '../helpers/pglite-server.js';
+import { type RedisServer, startRedisServer } from '../helpers/redis-server.js';
 import { tempFolder } from '../helpers/temp.js';
 import {
   commandsIn,
@@ -30,6 +43,7 @@ import {
   shellCommands,
   splitFences,
   subcommandOf,
+  synopsisAsCommand,
 } from './doc-commands.js';
 
 const PAGES = [
@@ -49,10 +63,54 @@ interface Rule {
 }
 
 const RULES: Rule[] = [
-  // Run here. `run` commands re-run a dataset beforeAll made (nothing left to embed), with
-  // --emulator in place of the docs' gateway; `vN` is an old version of that dataset.
-  { match: /^embedpipe run --input (docs\.csv|calls\/) /, how: 'run' },
-  { match: /^embedpipe (verify|datasets) (out\/docs|DIR)( --remove vN)?$/, how: 'run' },
+  // Not run: what names a command without the arguments it needs, and synopses of alternatives.
+  {
+    match: /^embedpipe (sync|search|eval|verify)$/,
+    how: {
+      notRun:
+        "the command's name in the prose, without the dataset folder (and query) it needs; the " +
+        "page's examples of it run",
+    },
+  },
+  {
+    match: /^embedpipe run --max-cost$/,
+    how: {
+      notRun:
+        'an option named in the prose, without its value; test/e2e/incremental.test.ts runs ' +
+        '`run --max-cost` to its exit 9 and the re-run that finishes',
+    },
+  },
+  {
+    match: /^embedpipe datasets DIR \[--switch vN\] \[--remove vN\]/,
+    how: {
+      notRun:
+        'a synopsis of alternatives: --switch and --remove of one version do not go together; ' +
+        'docs/versions.md and README.md run each',
+    },
+  },
+  {
+    match: /^embedpipe sync DIR --to URL /,
+    how: {
+      notRun:
+        'a synopsis of alternatives: --verify writes nothing, --repair and --replace write, ' +
+        '--halfvec is PostgreSQL only; docs/stores.md runs sync, --index hnsw and --verify here, ' +
+        'test/e2e/sync.test.ts --repair, --replace and --halfvec',
+    },
+  },
+
+  // Run here: `run`, `search`, `eval` and `verify --sample` with --emulator in place of the docs'
+  // gateway, the other commands with EMBEDPIPE_BASE_URL and the keys of this file's emulator (and
+  // REDIS_URL); `out/docs` and `DIR` are a dataset beforeAll made, `vN` an old version of it.
+  { match: /^embedpipe run (--input|jobs\/nightly\.example\.json|\[JOB\])/, how: 'run' },
+  { match: /^embedpipe (datasets|verify|eval) (out\/docs|DIR)( |$)/, how: 'run' },
+  // A store named in the docs is PGlite (PostgreSQL + pgvector) or a LanceDB folder here.
+  { match: /^embedpipe sync out\/docs --to (postgres:\/\/app@db\.internal|lancedb:\/\/\/srv\/)/, how: 'run' },
+  { match: /^embedpipe search (out\/docs|TARGET|lancedb:\/\/\/srv\/lance\?table=docs) /, how: 'run' },
+  { match: /^embedpipe (models|embed|transcribe|members)( |$)/, how: 'run' },
+  // Serves until SIGTERM: started on a free port, asked for its models, stopped.
+  { match: /^embedpipe gateway( |$)/, how: 'run' },
+  // Against a private redis-server: `worker` until the runs enqueued so far are switched, then SIGTERM.
+  { match: /^embedpipe (enqueue|worker|status|finalize|resume|retry-failed)( |$)/, how: 'run' },
   { match: /^duckdb -c /, how: 'run' },
   // Skipped, naming the module, where python3 or the module is missing (pyarrow, pandas and
   // Polars cannot be installed on this project's machines: not in Debian, no PyPI).
@@ -95,13 +153,16 @@ const RULES: Rule[] = [
     },
   },
   {
-    match: /^export EMBEDPIPE_(BASE_URL|API_KEY)=/,
+    match: /^export (EMBEDPIPE_(BASE_URL|API_KEY)|REDIS_URL)=/,
     how: {
-      notRun: 'placeholder values for a real gateway; the commands run here use the emulator instead',
+      notRun:
+        'placeholder values for a real gateway and Redis; the commands run here get the emulator ' +
+        "and a private redis-server instead (the emulator's URL and keys, REDIS_URL)",
       check: ([, assignment]) => {
         const [name, value] = assignment!.split('=') as [string, string];
         expect(sourceMentions(`'${name}'`), `${name} is read nowhere in src/`).toBe(true);
         if (name === 'EMBEDPIPE_BASE_URL') expect(value).toMatch(/\/v1$/);
+        if (name === 'REDIS_URL') expect(value).toMatch(/^redis:\/\//);
       },
     },
   },
@@ -109,50 +170,11 @@ const RULES: Rule[] = [
     match: /^docker compose up --build --scale worker=\d+$/,
     how: {
       notRun:
-        'builds the image and starts Redis, the emulator and workers in containers; CI checks ' +
-        'docker-compose.yml with `docker-compose config`',
+        'builds the image and starts Redis, the emulator and workers in containers (no Docker ' +
+        'here); CI checks docker-compose.yml with `docker-compose config`, and the commands the ' +
+        'containers run (enqueue, worker, status) run here against a private redis-server',
       check: () => expect(readFileSync('docker-compose.yml', 'utf8')).toMatch(/^ {2}worker:$/m),
     },
-  },
-  {
-    match: /^embedpipe (enqueue|worker|status) .*--redis redis:\/\/redis:6379/,
-    how: {
-      notRun:
-        "redis://redis is the compose network's Redis; test/e2e/distributed.test.ts runs enqueue, " +
-        'worker and status against a private redis-server',
-    },
-  },
-  {
-    match: /^embedpipe (sync|search|run) .*(postgres:\/\/app@db\.internal|lancedb:\/\/\/srv\/|out\/docs ")/,
-    how: {
-      notRun:
-        'a store on a server named as an example, or a query through a real gateway; ' +
-        'test/e2e/sync.test.ts runs sync, --verify, --repair and search against PGlite + pgvector and LanceDB',
-    },
-  },
-  {
-    match: /^embedpipe gateway --port \d+$/,
-    how: {
-      notRun:
-        'serves until stopped, on a port that may be taken; test/e2e/commands.test.ts runs ' +
-        '`gateway --port 0` and calls it',
-    },
-  },
-  {
-    match: /^embedpipe run jobs\/nightly\.example\.json( --json)?$/,
-    how: {
-      notRun:
-        'reads /data/docs and calls a real gateway; test/config/jobs-examples.test.ts loads the job file',
-      check: ([, , job]) => expect(existsSync(job!), `${job} is missing`).toBe(true),
-    },
-  },
-  {
-    match: /^embedpipe [a-z-]+( --[a-z-]+)?$/,
-    how: { notRun: 'a command named in the prose (`embedpipe status`, `embedpipe run --max-cost`)' },
-  },
-  {
-    match: /^embedpipe [a-z-]+ .*(\[|…|\b[A-Z]+\b|\bvN\b)/,
-    how: { notRun: 'a synopsis: CAPITALS, vN and [brackets] are placeholders' },
   },
 ];
 
@@ -162,37 +184,139 @@ const ruleFor = (command: DocCommand) => RULES.find((rule) => rule.match.test(co
 // The datasets the docs' commands read, the CLI's --help, and what this machine has.
 
 const MODEL = 'emu/embed-small';
+/** The docs' NEW_MODEL of a migration: a test model whose vectors carry word overlap (see versions.md). */
+const NEW_MODEL = 'emu/bow-large';
 const STT_MODEL = 'emu/whisper-tiny';
+/** The docs' job file: run here with its /data paths and its model replaced by flags (which override it). */
+const NIGHTLY_JOB = 'jobs/nightly.example.json';
 const root = await tempFolder('embedpipe-docs-');
 const corpus = join(root, 'docs.csv');
 const calls = join(root, 'calls');
+const queries = join(root, 'queries.jsonl');
+const gatewayConfig = join(root, 'gateway.json');
+const lance = join(root, 'lance');
 const out = (name: string) => join(root, 'out', name);
+const QUERY = 'how do I roll back a dataset';
 
-/** The docs' words with their paths, models and placeholders replaced by this file's. */
-async function substitute(command: DocCommand): Promise<string[]> {
-  const arrow = command.text.includes("format='arrow'");
-  const words: string[] = [];
-  for (const word of command.words) {
-    if (word === 'docs.csv') words.push(corpus);
-    else if (word === 'calls/') words.push(`${calls}/`);
-    else if (word === 'DIR') words.push(out('docs'));
-    else if (word === 'vN') words.push(await oldVersion(out('docs')));
-    else if (word === 'openai/text-embedding-3-small') words.push(MODEL);
-    else if (word === 'openai/whisper-1') words.push(STT_MODEL);
-    else words.push(word.replace(/\bout\/(docs|calls)\b/g, (_, name) => out(arrow ? 'docs-arrow' : name)));
-  }
-  // The docs' gateway is EMBEDPIPE_BASE_URL (a placeholder): the emulator stands in for it.
-  if (words[1] === 'run') words.push('--emulator');
-  if (arrow) await arrowDataset();
-  return words;
+/** The docs' value for an option (`-k 5`), or its placeholder (`-k N`), as run here. */
+const OPTION_VALUES: Record<string, (subcommand: string | undefined) => string | Promise<string>> = {
+  '--input': () => corpus,
+  '--model': (sub) => (sub === 'transcribe' ? STT_MODEL : MODEL),
+  '--out': () => out('docs'),
+  '--version': () => oldVersion(out('docs')),
+  '--switch': () => oldVersion(out('docs')),
+  '--remove': () => oldVersion(out('docs')),
+  '--versions': async () => `${await oldVersion(out('docs'))},${basename(await readlink(out('docs')))}`,
+  '--queries': () => queries,
+  '--variants': () => 'dims:128,int8,binary',
+  '--sample': () => '3',
+  '--seed': () => '7',
+  '-k': () => '10', // eval's minimum
+  '--concurrency': () => '2',
+  '--offset': () => '0',
+  '--limit': () => '5',
+  '--language': () => 'en',
+  '--latency': () => '1',
+  '--config': () => gatewayConfig,
+};
+/** Options whose value is replaced whatever the docs wrote: a fixed port may be taken, a Redis is ours. */
+const ALWAYS_REPLACED: Record<string, () => string | Promise<string>> = {
+  '--port': () => '0',
+  '--metrics-port': () => '0',
+  '--redis': async () => (await redis()).url,
+};
+/** `DIR`, `N`, `vN`, `vN,vM`, `xx`, `NEW_MODEL`: what a synopsis leaves to the reader. */
+const isPlaceholder = (word: string) => /^([A-Z][A-Z_]*|v[NM]|vN,vM|xx)$/.test(word);
+
+/** A command as run here: its words, and the environment it runs with. */
+interface Substituted {
+  words: string[];
+  env: Record<string, string>;
 }
 
-/** A version of the dataset at `dir` that is not its current one. */
+/** The docs' words with their paths, models, stores, ports and placeholders replaced by this file's. */
+async function substitute(command: DocCommand): Promise<Substituted> {
+  if (command.words[0] !== 'embedpipe') {
+    const arrow = command.text.includes("format='arrow'");
+    if (arrow) await arrowDataset();
+    const words = command.words.map((word) =>
+      word.replace(/\bout\/(docs|calls)\b/g, (_, name) => out(arrow ? 'docs-arrow' : name)),
+    );
+    return { words, env: {} };
+  }
+  const given = synopsisAsCommand(command.words);
+  const sub = subcommandOf(given);
+  const words: string[] = [];
+  for (const [i, word] of given.entries()) {
+    const option = i > 0 && given[i - 1]!.startsWith('-') ? given[i - 1]! : undefined;
+    words.push(await substituteWord(word, option, sub));
+  }
+  const left = words.filter(isPlaceholder);
+  if (left.length > 0) throw new Error(`${where(command)}: no value here for ${left.join(', ')}`);
+
+  // A job file's input, model and output stand for the temp ones: flags override the job file.
+  const overrides: Record<string, string> = { '--input': corpus, '--model': MODEL, '--out': out('nightly') };
+  if (sub === 'enqueue') {
+    // Each enqueue plans a dataset of its own, so the worker that follows it has batches to embed.
+    overrides['--out'] = out(`queued-${enqueued.length + 1}`);
+    const at = words.indexOf('--out');
+    if (at >= 0) words.splice(at, 2);
+  }
+  if (words.includes(NIGHTLY_JOB) || sub === 'enqueue') {
+    for (const [flag, value] of Object.entries(overrides)) if (!words.includes(flag)) words.push(flag, value);
+  }
+  // The docs' gateway is EMBEDPIPE_BASE_URL (a placeholder): the emulator stands in for it, started
+  // by the command itself (--emulator) where it can, else this file's.
+  const inProcess =
+    sub === 'run' || sub === 'search' || sub === 'eval' || (sub === 'verify' && words.includes('--sample'));
+  if (inProcess) words.push('--emulator');
+  const queue = ['enqueue', 'worker', 'status', 'finalize', 'resume', 'retry-failed'].includes(sub ?? '');
+  const env = inProcess ? {} : { ...gatewayEnv(), ...(queue ? { REDIS_URL: (await redis()).url } : {}) };
+  return { words, env };
+}
+
+/** One word of an `embedpipe` command, as run here; `option` is the option it is the value of. */
+async function substituteWord(
+  word: string,
+  option: string | undefined,
+  sub: string | undefined,
+): Promise<string> {
+  const always = option === undefined ? undefined : ALWAYS_REPLACED[option];
+  if (always) return always();
+  if (isPlaceholder(word)) {
+    if (word === 'NEW_MODEL') return NEW_MODEL;
+    const value = option === undefined ? undefined : OPTION_VALUES[option];
+    if (value) return value(sub);
+    if (word === 'JOB') return NIGHTLY_JOB;
+    if (word === 'DIR' || word === 'TARGET') return out('docs');
+    if (word === 'RUN') return lastRun();
+    if (word === 'TEXT') return QUERY;
+    if (word === 'FILE' && sub === 'transcribe') return join(calls, 'intro.wav');
+    return word; // reported by the caller
+  }
+  if (word === 'docs.csv') return corpus;
+  if (word === 'calls/') return `${calls}/`;
+  if (word === 'openai/text-embedding-3-small') return MODEL;
+  if (word === 'openai/whisper-1') return STT_MODEL;
+  if (/^v\d{6}$/.test(word)) return oldVersion(out('docs'));
+  if (word.startsWith('postgres://app@db.internal:5432/search?'))
+    return word.replace('postgres://app@db.internal:5432/search', (await postgres()).url);
+  if (word.startsWith('lancedb:///srv/lance'))
+    return word.replace('lancedb:///srv/lance', `lancedb://${lance}`);
+  return word.replace(/\bout\/(docs|calls)\b/g, (_, name) => out(name));
+}
+
+/**
+ * A version of the dataset at `dir` that is not its current one: the oldest. A page's earlier
+ * commands may have removed or switched to the others; then one more run makes one.
+ */
 async function oldVersion(dir: string): Promise<string> {
-  const current = basename(await readlink(dir));
-  const old = (await readdir(`${dir}.versions`)).filter((v) => /^v\d+$/.test(v) && v !== current).sort();
-  if (old.length === 0) throw new Error(`${dir} has no version besides the current ${current}`);
-  return old[0]!;
+  const old = async () => {
+    const current = basename(await readlink(dir));
+    return (await readdir(`${dir}.versions`)).filter((v) => /^v\d+$/.test(v) && v !== current).sort();
+  };
+  if ((await old()).length === 0) await embedpipe(...docsRun);
+  return (await old())[0]!;
 }
 
 async function embedpipe(...args: string[]) {
@@ -211,22 +335,60 @@ function arrowDataset(): Promise<unknown> {
   return arrowBuilt;
 }
 
+// The servers the docs name: the gateway (this file's emulator), Redis and PostgreSQL, each
+// started when a command first needs it.
+let emulator: RunningEmulator | undefined;
+let redisServer: Promise<RedisServer> | undefined;
+let pgServer: Promise<PgliteServer> | undefined;
+const redis = () => (redisServer ??= startRedisServer({ appendonly: false }));
+/** PGlite takes ~10 s to start: beforeAll starts it, and the first postgres:// command waits for it. */
+const postgres = () => (pgServer ??= startPglite());
+const gatewayEnv = (): Record<string, string> => ({
+  EMBEDPIPE_BASE_URL: emulator!.baseUrl,
+  EMBEDPIPE_API_KEY: EMULATOR_API_KEY,
+  EMBEDPIPE_MANAGEMENT_KEY: EMULATOR_MANAGEMENT_KEY,
+});
+
+/** The distributed runs the docs' `enqueue` commands started, in order. */
+const enqueued: Array<{ runId: string; version: string; outDir: string }> = [];
+function lastRun(): string {
+  const run = enqueued.at(-1);
+  if (!run) throw new Error('RUN: no `embedpipe enqueue` ran before this command in the docs');
+  return run.runId;
+}
+
 /** Each subcommand of the built CLI, with the --flags its --help lists. */
 const help = new Map<string, Set<string>>();
+const docsRun = ['run', '--emulator', '--input', corpus, '--model', MODEL, '--out', out('docs')];
 
 beforeAll(async () => {
-  // doc-1 is the id docs/output.md's nearest-neighbour query probes.
+  postgres().catch(() => {}); // awaited, and its failure reported, by the commands that use it
+  // doc-1 is the id docs/output.md's nearest-neighbour query probes. The others are long enough
+  // (8+ words) for `eval` to draw known-item queries from, and distinct enough for a bag of words.
   const rows = [
     'id,text',
     'doc-1,"Apples, pears and plums: a first document."',
-    ...[2, 3, 4, 5, 6].map((i) => `doc-${i},"Document ${i}: grüne Äpfel, 東京, ""quoted"" words."`),
+    'doc-2,"Roll back a dataset with the switch option of datasets, then verify the version."',
+    'doc-3,"Grüne Äpfel aus dem Alten Land werden im Herbst geerntet und lange gelagert."',
+    'doc-4,"東京 の 夜景 は 高い ビル の 上 から 見る と とても 美しい"',
+    'doc-5,"A ""quoted"" phrase, commas, and a second ""quote"" keep the CSV reader honest."',
+    'doc-6,"Nightly runs send only the chunks whose text changed since the last version."',
+    'doc-7,"Workers on many machines share one Redis queue and one output folder."',
+    'doc-8,"Vector stores such as pgvector and LanceDB receive only the rows that differ."',
   ];
   await writeFile(corpus, `${rows.join('\n')}\n`);
   await mkdir(join(calls, 'team'), { recursive: true });
   await writeFile(join(calls, 'team', '2024-05-02.wav'), wav({ seconds: 1 }));
   await writeFile(join(calls, 'intro.wav'), wav({ seconds: 1, seed: 2 }));
+  const relevant = [
+    { query: 'roll back a dataset', relevant: ['doc-2'] },
+    { query: 'workers share a Redis queue', relevant: ['doc-7'] },
+    { query: 'rows a vector store receives', relevant: ['doc-8'] },
+  ];
+  await writeFile(queries, relevant.map((q) => `${JSON.stringify(q)}\n`).join(''));
+  await writeFile(gatewayConfig, `${JSON.stringify({ members: 12 })}\n`);
+  emulator = await startEmulator({ recordRequests: false });
 
-  const docs = ['run', '--emulator', '--input', corpus, '--model', MODEL, '--out', out('docs')];
   const audio = ['run', '--emulator', '--input', calls, '--model', MODEL, '--stt-model', STT_MODEL];
   const top = await runCli(['--help']);
   const subcommands = [...section(top.stdout, 'Commands').matchAll(/^ {2}([a-z][a-z-]*) /gm)]
@@ -234,7 +396,7 @@ beforeAll(async () => {
     .filter((name) => name !== 'help');
   await Promise.all([
     // Two versions of the docs' dataset, so `datasets DIR --remove vN` has an old one to remove.
-    embedpipe(...docs).then(() => embedpipe(...docs)),
+    embedpipe(...docsRun).then(() => embedpipe(...docsRun)),
     embedpipe(...audio, '--out', out('calls')),
     ...subcommands.map(async (name) => {
       const r = await runCli([name, '--help']);
@@ -242,7 +404,18 @@ beforeAll(async () => {
       help.set(name, new Set([...flags].map((m) => m[1]!)));
     }),
   ]);
+  startRuns();
 }, 90_000);
+
+afterAll(async () => {
+  for (const child of spawned)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await emulator?.close();
+  await Promise.all([
+    redisServer?.then((server) => server.stop()),
+    pgServer?.then((server) => server.stop()).catch(() => {}),
+  ]);
+}, 30_000);
 
 /** A section of commander's help (`Options:`, `Commands:`), up to the next blank line. */
 function section(text: string, title: string): string {
@@ -324,6 +497,39 @@ describe('reading commands out of Markdown (test/docs/fixtures/commands.md)', ()
     expect(flagsOf(found[5]!.words)).toEqual(['--switch', '--json']);
     expect(subcommandOf(found[5]!.words)).toBe('datasets');
   });
+
+  it('runs a synopsis with its optional parts, the first of alternatives, and no …', () => {
+    expect(synopsisAsCommand(['embedpipe', 'datasets', 'DIR', '[--switch', 'vN]', '[--json]'])).toEqual([
+      'embedpipe',
+      'datasets',
+      'DIR',
+      '--switch',
+      'vN',
+      '--json',
+    ]);
+    const members = ['embedpipe', 'members', '[--offset', 'N', '--limit', 'N', '|', '--all]', '[--json]'];
+    expect(synopsisAsCommand(members)).toEqual([
+      'embedpipe',
+      'members',
+      '--offset',
+      'N',
+      '--limit',
+      'N',
+      '--json',
+    ]);
+    expect(synopsisAsCommand(['embedpipe', 'run', '[JOB]', '[--out', 'DIR]', '…'])).toEqual([
+      'embedpipe',
+      'run',
+      'JOB',
+      '--out',
+      'DIR',
+    ]);
+    expect(synopsisAsCommand(['embedpipe', 'verify', 'out/docs'])).toEqual([
+      'embedpipe',
+      'verify',
+      'out/docs',
+    ]);
+  });
 });
 
 describe('the commands the docs show', () => {
@@ -377,7 +583,7 @@ for (const page of PAGES) {
     for (const command of commands) {
       const rule = ruleFor(command);
       const how = rule === undefined ? 'no rule' : typeof rule.how === 'string' ? rule.how : 'not run';
-      const skip = rule?.how === 'run' && command.words[0] === 'python3' && pythonMissing(command.words[2]!);
+      const skip = skipReason(command);
       const name = `${command.line} [${how}${skip ? `, skipped: ${skip}` : ''}] ${shortText(command)}`;
 
       it.skipIf(Boolean(skip))(name, async () => {
@@ -388,7 +594,7 @@ for (const page of PAGES) {
               'test/docs/commands-in-docs.test.ts (run it here, find it in CI, or say why it cannot run)',
           );
         }
-        if (rule.how === 'run') await runHere(command);
+        if (rule.how === 'run') await runs.get(command);
         else if (rule.how === 'ci') {
           expect(
             ciCommands().some((ran) => sameCommand(command.words, ran)),
@@ -411,19 +617,67 @@ function checkAgainstHelp(command: DocCommand): void {
 
 const exec = promisify(execFile);
 
-/** Commands run so far, by their words here: a command the docs show twice runs once. */
+/** Why a command of a 'run' rule is skipped here, if it is. */
+function skipReason(command: DocCommand): string | undefined {
+  if (ruleFor(command)?.how !== 'run' || command.words[0] !== 'python3') return undefined;
+  return pythonMissing(command.words[2]!);
+}
+
+/**
+ * The commands the docs show share state as a reader's would (the docs' dataset, a run id, a store),
+ * so they run in the pages' order; but commands of unrelated state run side by side, each lane in
+ * order: the distributed commands (a Redis and datasets of their own), the gateway's one-off
+ * commands, the audio corpus's, and everything else (the docs' dataset, the stores).
+ */
+function laneOf(command: DocCommand): string {
+  const sub = command.words[0] === 'embedpipe' ? subcommandOf(command.words) : undefined;
+  if (['enqueue', 'worker', 'status', 'finalize', 'resume', 'retry-failed'].includes(sub ?? ''))
+    return 'queue';
+  if (['models', 'embed', 'transcribe', 'members', 'gateway'].includes(sub ?? '')) return 'gateway';
+  if (command.words.some((word) => /^calls\/$|\bout\/calls\b/.test(word))) return 'calls';
+  return 'datasets';
+}
+
+/** Each run command's run, started once beforeAll is done, awaited (and reported) by its test. */
+const runs = new Map<DocCommand, Promise<void>>();
+/** Runs by their words here: a command the docs show twice runs once. */
 const ran = new Map<string, Promise<void>>();
 
+function startRuns(): void {
+  const lanes = new Map<string, Promise<unknown>>();
+  for (const command of COMMANDS) {
+    if (ruleFor(command)?.how !== 'run' || skipReason(command)) continue;
+    const lane = laneOf(command);
+    const result = (lanes.get(lane) ?? Promise.resolve()).then(() => runHere(command));
+    result.catch(() => {}); // reported by the command's test
+    runs.set(command, result);
+    lanes.set(
+      lane,
+      result.catch(() => {}),
+    );
+  }
+}
+
 async function runHere(command: DocCommand): Promise<void> {
-  const words = await substitute(command);
-  const key = JSON.stringify(words);
-  if (!ran.has(key)) ran.set(key, run(words));
+  const { words, env } = await substitute(command);
+  // Every enqueue plans a run of its own and every worker drains what was enqueued before it.
+  const key = ['enqueue', 'worker'].includes(subcommandOf(words) ?? '')
+    ? `${ran.size}`
+    : JSON.stringify(words);
+  if (!ran.has(key)) ran.set(key, run(words, env));
   await ran.get(key);
 }
 
-async function run([program, ...args]: string[]): Promise<void> {
+async function run([program, ...args]: string[], env: Record<string, string>): Promise<void> {
   if (program === 'embedpipe') {
-    await embedpipe(...args);
+    const sub = subcommandOf(['embedpipe', ...args]);
+    if (sub === 'worker') await runWorker(args, env);
+    else if (sub === 'gateway') await runGateway(args);
+    else {
+      const r = await runCli(args, env);
+      expect(r.code, `embedpipe ${args.join(' ')}\n${r.stderr}`).toBe(0);
+      if (sub === 'enqueue') enqueued.push(enqueueSummary(r.stdout));
+    }
   } else if (program === 'duckdb' && !DUCKDB_CLI) {
     // No duckdb CLI on this machine: the same SQL through DuckDB's own engine (@duckdb/node-api).
     expect(args[0]).toBe('-c');
@@ -431,5 +685,74 @@ async function run([program, ...args]: string[]): Promise<void> {
   } else {
     const { stdout } = await exec(program!, args, { timeout: 20_000 });
     expect(stdout.trim().length, `${program} printed nothing`).toBeGreaterThan(0);
+  }
+}
+
+/** What `enqueue` printed: `enqueued run <id>: … into version <v> of <dir>` (or its --json). */
+function enqueueSummary(stdout: string): (typeof enqueued)[number] {
+  if (stdout.trimStart().startsWith('{')) return JSON.parse(stdout);
+  const m = /^enqueued run (\S+): .* into version (\S+) of (.+)$/m.exec(stdout);
+  if (!m) throw new Error(`enqueue printed no run id:\n${stdout}`);
+  return { runId: m[1]!, version: m[2]!, outDir: m[3]! };
+}
+
+/** Children that serve until stopped (workers, gateways): killed after the file if a test left one. */
+const spawned: ReturnType<typeof spawnCli>[] = [];
+
+/** A worker runs until SIGTERM: here, until every run enqueued so far is switched in, then it must exit 0. */
+async function runWorker(args: string[], env: Record<string, string>): Promise<void> {
+  const child = spawnCli(args, env);
+  spawned.push(child);
+  let log = '';
+  child.stderr?.on('data', (data: Buffer) => {
+    log += data.toString('utf8');
+  });
+  const exited = child.result.then((r) => {
+    throw new Error(`the worker exited (${r.code}) before it was stopped:\n${r.stderr}`);
+  });
+  exited.catch(() => {}); // it exits once stopped, too: only the race below reads this
+  const switched = async (run: (typeof enqueued)[number]) =>
+    (await readlink(run.outDir).catch(() => undefined)) ===
+    join(`${basename(run.outDir)}.versions`, run.version);
+  await Promise.race([
+    exited,
+    waitFor('the worker to start, and every enqueued run to be switched in', async () => {
+      if (!log.includes('"worker started"')) return false;
+      return (await Promise.all(enqueued.map(switched))).every(Boolean);
+    }),
+  ]);
+  child.kill('SIGTERM');
+  const r = await child.result;
+  expect(r.code, `embedpipe ${args.join(' ')} after SIGTERM\n${r.stderr}`).toBe(0);
+}
+
+/** The emulator serves until SIGTERM: here, until it printed its URL and answered a models listing. */
+async function runGateway(args: string[]): Promise<void> {
+  const child = spawnCli(args);
+  spawned.push(child);
+  let printed = '';
+  child.stdout?.on('data', (data: Buffer) => {
+    printed += data.toString('utf8');
+  });
+  const url = await waitFor('the gateway to print its URL', () => /^http:\S+\/v1$/m.exec(printed)?.[0]);
+  const models = await fetch(`${url}/embeddings/models`, {
+    headers: { authorization: `Bearer ${EMULATOR_API_KEY}` },
+  });
+  expect(models.status).toBe(200);
+  child.kill('SIGTERM');
+  const r = await child.result;
+  expect(r.code, `embedpipe ${args.join(' ')} after SIGTERM\n${r.stderr}`).toBe(0);
+}
+
+async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -171,3 +171,27 @@ export function flagsOf(words: readonly string[]): string[] {
 export function subcommandOf(words: readonly string[]): string | undefined {
   return words.slice(1).find((word) => /^[a-z]/.test(word));
 }
+
+/**
+ * A synopsis's words as one command to run: `[optional]` parts kept without their brackets, `…`
+ * dropped, and of alternatives `[a | b]` the first (`[--offset N --limit N | --all]` → `--offset N
+ * --limit N`). Placeholders (`DIR`, `N`, `vN`) are left for the caller to fill in; a command that
+ * is no synopsis comes back as it was.
+ */
+export function synopsisAsCommand(words: readonly string[]): string[] {
+  const command: string[] = [];
+  let depth = 0;
+  /** Depth of the group whose later alternatives are being skipped, or 0. */
+  let skipping = 0;
+  for (const word of words) {
+    const opens = /^\[*/.exec(word)![0].length;
+    const closes = /\]*$/.exec(word)![0].length;
+    const bare = word.slice(opens, word.length - closes);
+    depth += opens;
+    if (bare === '|' && depth > 0 && skipping === 0) skipping = depth;
+    else if (skipping === 0 && bare !== '' && bare !== '…') command.push(bare);
+    depth -= closes;
+    if (skipping > depth) skipping = 0;
+  }
+  return command;
+}
