@@ -2,10 +2,10 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { DEFAULTS } from '../config/defaults.js';
-import { type SampleResult, sampleCheck } from '../embedding/sample-check.js';
 import { DatasetContractError, UsageError } from '../errors.js';
 import { retrying } from '../gateway/index.js';
 import { MANIFEST_FILE } from '../output/manifest.js';
+import { type SampleResult, sampleCheck } from '../output/sample-check.js';
 import { verifyVersion } from '../output/verify.js';
 import { VersionedDataset } from '../output/versions.js';
 import type { GatewayFlags } from './context.js';

@@ -11,17 +11,32 @@
 import type { Batch, Chunk, EmbeddedBatch } from '../domain.js';
 import { UsageError } from '../errors.js';
 import type { RunStats } from '../observability/stats.js';
-import type { VectorIndex } from '../output/vector-index.js';
 import type { ChunkSizing } from './chunk-sizing.js';
 import type { GatewayEmbedder } from './gateway-embedder.js';
 import { keepDims } from './vector-form.js';
+
+/** What reuse asks of the dataset's vectors by content hash (output/vector-index.ts keeps them). */
+export interface StoredVectors {
+  has(hash: string): boolean;
+  /** The vectors of these hashes, in order (undefined: not found after all). */
+  vectors(hashes: readonly string[]): Promise<(Float32Array | undefined)[]>;
+  /** Whether a hash's vector came with the dataset or was written by this run. */
+  origin(hash: string): 'dataset' | 'run' | undefined;
+  /** Rows committed to `file`, in row order (their hash keys when known). */
+  addFile(
+    file: string,
+    hashes: readonly string[],
+    vectors?: readonly Float32Array[],
+    keys?: Float64Array,
+  ): void;
+}
 
 export interface ReuseOptions {
   readonly embedder: Pick<GatewayEmbedder, 'embedBatch' | 'nothingSent'>;
   readonly sizing: Pick<ChunkSizing, 'isStale'>;
   readonly stats: RunStats;
   /** The dataset's vectors by hash; built on first use. */
-  readonly index: () => Promise<VectorIndex>;
+  readonly index: () => Promise<StoredVectors>;
   /** `--dims`: the dimensions kept of every vector (undefined: all of them). */
   readonly dims?: number | undefined;
 }

@@ -19,11 +19,7 @@ const ENTRY = 'index.ts';
 const WIRING = ['pipeline', 'cli', 'config'];
 
 /** Two-way stage pairs that remain, and why (each needs a module moved, not a type). */
-const TWO_WAY_ALLOWED = [
-  // output stores vectors in embedding/vector-form.ts's forms; embedding/reuse.ts reads the
-  // dataset's VectorIndex and embedding/sample-check.ts (verify --sample) reads rows.
-  'embedding <-> output',
-];
+const TWO_WAY_ALLOWED: string[] = [];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

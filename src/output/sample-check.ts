@@ -7,12 +7,12 @@
 import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import type { Vector } from 'apache-arrow';
+import { cosine } from '../embedding/cosine.js';
 import type { RetryingGateway } from '../gateway/index.js';
-import { readRowsOf } from '../output/columns.js';
-import { type ContractViolation, Violations } from '../output/contract.js';
-import type { OutputFormat } from '../output/part-file.js';
-import { EMBEDDING_COLUMN, ID_COLUMN, IMAGE_COLUMNS, INDEX_COLUMN } from '../output/table.js';
-import { cosine } from './cosine.js';
+import { readRowsOf } from './columns.js';
+import { type ContractViolation, Violations } from './contract.js';
+import type { OutputFormat } from './part-file.js';
+import { EMBEDDING_COLUMN, ID_COLUMN, IMAGE_COLUMNS, INDEX_COLUMN } from './table.js';
 
 export interface SampleInput {
   readonly dir: string;
