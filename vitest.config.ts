@@ -14,7 +14,8 @@ const TIMED = [
   'test/gateway/retry-after-race.test.ts',
   'test/e2e/progress-ratelimit.test.ts',
 ];
-const STORES = ['test/stores/**/*.test.ts', 'test/e2e/sync.test.ts'];
+// commands-in-docs runs the docs' sync and search lines against PGlite too.
+const STORES = ['test/stores/**/*.test.ts', 'test/e2e/sync.test.ts', 'test/docs/commands-in-docs.test.ts'];
 
 export default defineConfig({
   test: {
