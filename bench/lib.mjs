@@ -47,10 +47,18 @@ export async function runEmbedpipe(args, env, options = {}) {
 export async function runMeasured(args, env, { sampleMs = 250, prefix = [] } = {}) {
   // BENCH_NODE_ARGS: node flags for the measured process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const flags = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  // BENCH_ENV: variables for the measured process alone, e.g. `MALLOC_MMAP_THRESHOLD_=131072`.
+  const extra = (process.env.BENCH_ENV ?? '')
+    .split(' ')
+    .filter(Boolean)
+    .map((assignment) => [
+      assignment.slice(0, assignment.indexOf('=')),
+      assignment.slice(assignment.indexOf('=') + 1),
+    ]);
   const argv = [...prefix, process.execPath, ...flags, ...args];
   const before = await reapedChildrenCpuMs();
   const child = spawn(argv[0], argv.slice(1), {
-    env: { PATH: process.env.PATH, ...env },
+    env: { PATH: process.env.PATH, ...Object.fromEntries(extra), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
