@@ -25,10 +25,23 @@ export function independentVector(text: string): Float32Array {
 
 /**
  * Requests that reach the server this soon after a 429 may have been sent before the client could
- * read it (the 429 waits in its socket while the client's one thread finishes other work). A client
- * that ignored Retry-After would still be caught: the window it must respect lasts over a second.
+ * read it (the 429 waits in its socket while the client's one thread finishes other work; on two
+ * loaded cores that passed 100 ms). The emulator allows as much. A client that ignored Retry-After
+ * would still be caught: the window it must respect lasts over a second.
  */
-const IN_FLIGHT_GRACE_MS = 100;
+const IN_FLIGHT_GRACE_MS = 250;
+
+/** An answer with Retry-After: when it went out, the instant it named, and whether its reader died. */
+interface RetryAfterWindow {
+  readonly issuedAt: number;
+  readonly notBefore: number;
+  /**
+   * The connection it went out on closed before the instant: the process reading it was killed
+   * (a live client keeps its keep-alive connection open longer than a window). Other processes
+   * could not hear of a wait nobody shared: their requests inside it are not violations.
+   */
+  readerGone: boolean;
+}
 
 export const independentTokens = (text: string) => Math.ceil(Buffer.byteLength(text, 'utf8') / 3);
 
@@ -45,8 +58,11 @@ const FAULTS: Record<number, '429' | '503' | '500' | 'reset' | 'empty' | '529'> 
 export interface IndependentGateway {
   baseUrl: string;
   stats: { embeddingCalls: number; faults: number; retryAfterViolations: number; tooLong: number };
-  /** When each violation arrived: ms after the 429 went out, and ms before the instant it named. */
-  violations: Array<{ afterIssue: number; beforeOpen: number }>;
+  /**
+   * When each violation arrived: ms after the 429 went out, and ms before the instant it named (not
+   * counting windows whose reader was killed before it could share the wait).
+   */
+  readonly violations: Array<{ afterIssue: number; beforeOpen: number }>;
   /** Every input the server embedded and answered (200 with data), in order of arrival. */
   embedded: string[];
   close(): Promise<void>;
@@ -54,10 +70,11 @@ export interface IndependentGateway {
 
 export async function startIndependentGateway(): Promise<IndependentGateway> {
   const stats = { embeddingCalls: 0, faults: 0, retryAfterViolations: 0, tooLong: 0 };
-  const violations: Array<{ afterIssue: number; beforeOpen: number }> = [];
+  const arrivals: Array<{ afterIssue: number; beforeOpen: number; window: RetryAfterWindow }> = [];
   const embedded: string[] = [];
-  let notBefore = 0;
-  let issuedAt = 0;
+  let window: RetryAfterWindow = { issuedAt: 0, notBefore: 0, readerGone: false };
+  /** Connections this server reset itself (a fault): their closing says nothing of their reader. */
+  const resetHere = new WeakSet<object>();
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(body));
@@ -78,19 +95,26 @@ export async function startIndependentGateway(): Promise<IndependentGateway> {
     }
     if (req.method !== 'POST' || req.url !== '/v1/embeddings') return fail(res, 404, 'Not Found');
     // Requests already on their way when the 429 went out (a few ms on loopback) are not violations.
-    if (now > issuedAt + IN_FLIGHT_GRACE_MS && now < notBefore) {
+    if (now > window.issuedAt + IN_FLIGHT_GRACE_MS && now < window.notBefore) {
       stats.retryAfterViolations += 1;
-      violations.push({ afterIssue: now - issuedAt, beforeOpen: notBefore - now });
+      arrivals.push({ afterIssue: now - window.issuedAt, beforeOpen: window.notBefore - now, window });
     }
     stats.embeddingCalls += 1;
     const fault = FAULTS[stats.embeddingCalls % 20];
     if (fault) stats.faults += 1;
-    if (fault === 'reset') return req.socket.destroy();
+    if (fault === 'reset') {
+      resetHere.add(req.socket);
+      return req.socket.destroy();
+    }
     if (fault === '429' || fault === '503') {
       // An HTTP date has whole seconds: the instant named is at least one full second away.
       const until = Math.ceil((Date.now() + 1000) / 1000) * 1000;
-      notBefore = until;
-      issuedAt = Date.now();
+      const issued: RetryAfterWindow = { issuedAt: Date.now(), notBefore: until, readerGone: false };
+      const socket = req.socket;
+      socket.once('close', () => {
+        if (Date.now() < issued.notBefore && !resetHere.has(socket)) issued.readerGone = true;
+      });
+      window = issued;
       return fail(res, Number(fault), 'Rate limit exceeded', {
         'retry-after': new Date(until).toUTCString(),
       });
@@ -141,7 +165,11 @@ export async function startIndependentGateway(): Promise<IndependentGateway> {
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     stats,
-    violations,
+    get violations() {
+      return arrivals
+        .filter(({ window }) => !window.readerGone)
+        .map(({ afterIssue, beforeOpen }) => ({ afterIssue, beforeOpen }));
+    },
     embedded,
     close: () =>
       new Promise((resolve) => {
