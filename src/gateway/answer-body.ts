@@ -34,14 +34,22 @@ export function parseJsonBody(bytes: Buffer): unknown {
   return JSON.parse(bodyTextOf(bytes));
 }
 
-/** parseJsonBody of an embeddings answer, its vectors lifted out first where that is safe. */
+/**
+ * parseJsonBody of an embeddings answer, its vectors lifted out first where that is safe. The BOM
+ * and the ASCII test are taken once for both paths (an answer of float arrays takes the second).
+ */
 export function parseEmbeddingsBody(bytes: Buffer): unknown {
-  return parseLifted(stripBom(bytes)) ?? parseJsonBody(bytes);
+  const body = stripBom(bytes);
+  const ascii = isAscii(body);
+  return parseLifted(body, ascii) ?? JSON.parse(body.toString(ascii ? 'latin1' : 'utf8'));
 }
 
-/** The parsed body with its vectors' base64 cut out and put back; undefined where not certain. */
-export function parseLifted(body: Buffer): unknown {
-  if (body.indexOf(BACKSLASH) >= 0 || !isAscii(body)) return undefined;
+/**
+ * The parsed body (its BOM dropped) with its vectors' base64 cut out and put back; undefined where
+ * not certain. `ascii`: whether the body is ASCII, when the caller knows.
+ */
+export function parseLifted(body: Buffer, ascii = isAscii(body)): unknown {
+  if (!ascii || body.indexOf(BACKSLASH) >= 0) return undefined;
   const kept: string[] = [];
   const lifted: string[] = [];
   let from = 0;

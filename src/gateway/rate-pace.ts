@@ -14,7 +14,7 @@
 import { DEFAULTS } from '../config/defaults.js';
 import type { PerMinute, RateDimension, RateSource, RateView } from '../domain.js';
 
-export type { PerMinute, RateDimension, RateSource, RateView };
+export type { PerMinute, RateDimension, RateView };
 
 export const RATE_DIMENSIONS: readonly RateDimension[] = ['requests', 'tokens'];
 

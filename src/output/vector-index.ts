@@ -14,6 +14,7 @@
  */
 import { join } from 'node:path';
 import type { FixedSizeList, Float32, Vector } from 'apache-arrow';
+import type { StoredVectors } from '../embedding/reuse.js';
 import { plainUtf8, readColumns, readRowsOf } from './columns.js';
 import { hashKey as keyOf } from './hash-key.js';
 import type { OutputFormat } from './part-file.js';
@@ -64,7 +65,7 @@ interface CachedFile {
   readonly hashes: Vector;
 }
 
-export class VectorIndex {
+export class VectorIndex implements StoredVectors {
   readonly #dir: string;
   readonly #files: string[];
   readonly #format: OutputFormat;

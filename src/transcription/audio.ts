@@ -4,14 +4,13 @@
  * reports.
  */
 import type { RunSettings } from '../config/settings.js';
-import type { TranscriptionFailure } from '../domain.js';
+import type { TranscriptionEstimate, TranscriptionFailure } from '../domain.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
 import { formatUsd, type ManifestTranscription, TranscriptStore } from '../output/index.js';
 import type { DatasetVersion } from '../output/versions.js';
 import {
-  type TranscriptionEstimate,
   TranscriptionEstimator,
   type TranscriptionStage,
   TranscriptTally,

@@ -39,8 +39,6 @@ import type { GatewayTranscriber } from './transcriber.js';
 /** Corpus entries in, corpus entries out: audio documents become text documents (or rejects). */
 export type TranscriptionStage = (entries: AsyncIterable<CorpusEntry>) => AsyncIterable<CorpusEntry>;
 
-export type { TranscriptionEstimate };
-
 /** The cache key of an audio document's transcript under the run's speech-to-text settings. */
 function keyOf(audio: AudioRef, settings: TranscriptionSettings): string {
   return transcriptKey(audio.sha256, {
