@@ -13,6 +13,7 @@
  * million-row dataset is checked in memory. Texts, hashes of texts and vectors are `verify --deep`.
  */
 import { createHash } from 'node:crypto';
+import { IdNumbers } from '../id-numbers.js';
 import { hashKey } from './hash-key.js';
 import type { FileRowKeys } from './row-keys.js';
 
@@ -47,8 +48,8 @@ const UNNAMED = Number.NaN;
  * run: docs/benchmarks.md, "Memory").
  */
 export class ExpectedRows {
-  /** Document id → its number. */
-  readonly #numbers = new Map<string, number>();
+  /** Document ids and their numbers. */
+  readonly #numbers = new IdNumbers();
   /** Per document number: its first slot in #pool, and how many (its highest index + 1). */
   #first = new Int32Array(1024);
   #count = new Int32Array(1024);
@@ -63,10 +64,9 @@ export class ExpectedRows {
   }
 
   #set(documentId: string, index: number, key: number): void {
-    let number = this.#numbers.get(documentId);
-    if (number === undefined) {
-      number = this.#numbers.size;
-      this.#numbers.set(documentId, number);
+    const known = this.#numbers.size;
+    const number = this.#numbers.add(documentId);
+    if (number === known) {
       if (number === this.#first.length) {
         this.#first = grown(this.#first, 2 * number);
         this.#count = grown(this.#count, 2 * number);
@@ -110,7 +110,7 @@ export class ExpectedRows {
   slot(documentId: string, index: number, key: number): number {
     if (this.#replanned.has(documentId)) return -1;
     const number = this.#numbers.get(documentId);
-    if (number === undefined || index < 0 || index >= this.#count[number]!) return -1;
+    if (number < 0 || index < 0 || index >= this.#count[number]!) return -1;
     const slot = this.#first[number]! + index;
     return this.#pool.get(slot) === key ? slot : -1;
   }
@@ -127,7 +127,7 @@ export class ExpectedRows {
   chunksOf(documentId: string): Float64Array | undefined {
     if (this.#replanned.has(documentId)) return undefined;
     const number = this.#numbers.get(documentId);
-    if (number === undefined) return undefined;
+    if (number < 0) return undefined;
     return this.#pool.copy(this.#first[number]!, this.#count[number]!);
   }
 
@@ -135,13 +135,23 @@ export class ExpectedRows {
     return this.#numbers.has(documentId) || this.#replanned.has(documentId);
   }
 
-  documents(): IterableIterator<string> {
-    return new Set([...this.#numbers.keys(), ...this.#replanned.keys()]).values();
+  /** Chunks planned for the document (its highest chunk index + 1); 0 for a re-planned or unknown one. */
+  chunkCount(documentId: string): number {
+    if (this.#replanned.has(documentId)) return 0;
+    const number = this.#numbers.get(documentId);
+    return number < 0 ? 0 : this.#count[number]!;
+  }
+
+  /** Every document of the plan, once (nothing is copied: the plan may hold millions). */
+  *documents(): Generator<string> {
+    yield* this.#numbers.values();
+    for (const id of this.#replanned.keys()) if (!this.#numbers.has(id)) yield id;
   }
 
   /** One JSON line per document: how a producer hands the plan to a distributed finalize. */
   *lines(): Generator<string> {
-    for (const [id, number] of this.#numbers) {
+    for (let number = 0; number < this.#numbers.size; number++) {
+      const id = this.#numbers.idOf(number);
       const keys = [...this.#pool.copy(this.#first[number]!, this.#count[number]!)].map((k) =>
         Number.isNaN(k) ? '' : k.toString(36),
       );
@@ -240,7 +250,10 @@ export function selectRows(
   const violations = new Violations();
   for (const scan of files) {
     let drops: Uint8Array | undefined;
-    for (const { id, start, end } of scan.ids.runs()) {
+    const ids = scan.ids;
+    for (let run = 0, start = 0; run < ids.runCount; start = ids.runEnd(run), run++) {
+      const id = ids.runId(run);
+      const end = ids.runEnd(run);
       for (let row = start; row < end; row++) {
         const index = scan.indices[row]!;
         const key = scan.keys[row]!;
@@ -297,9 +310,8 @@ export function selectRows(
 export class DatasetRows {
   readonly rows: number;
   readonly dims = new Map<string, number | undefined>();
-  /** Document ids by number, in order of first appearance. */
-  readonly #ids: string[] = [];
-  readonly #numbers = new Map<string, number>();
+  /** Document ids, numbered in order of first appearance. */
+  readonly #ids = new IdNumbers();
   /** Per document, its rows are `#order[#starts[d] .. #starts[d + 1])`. */
   readonly #starts: Int32Array;
   readonly #order: Int32Array;
@@ -321,18 +333,15 @@ export class DatasetRows {
     let row = 0;
     for (const scan of scans) {
       this.dims.set(scan.file, scan.dims);
-      for (const { id, start, end } of scan.ids.runs()) {
-        let number = this.#numbers.get(id) ?? -1;
-        if (number < 0) {
-          number = this.#ids.length;
-          this.#ids.push(id);
-          this.#numbers.set(id, number);
-        }
-        documentOf.fill(number, row, row + end - start);
-        row += end - start;
+      const ids = scan.ids;
+      const base = row;
+      for (let run = 0; run < ids.runCount; run++) {
+        const end = base + ids.runEnd(run);
+        documentOf.fill(this.#ids.add(ids.runId(run)), row, end);
+        row = end;
       }
     }
-    const documents = this.#ids.length;
+    const documents = this.#ids.size;
     this.#starts = new Int32Array(documents + 1);
     for (let r = 0; r < this.rows; r++) this.#starts[documentOf[r]! + 1]! += 1;
     for (let d = 0; d < documents; d++) this.#starts[d + 1]! += this.#starts[d]!;
@@ -342,7 +351,7 @@ export class DatasetRows {
   }
 
   get documents(): number {
-    return this.#ids.length;
+    return this.#ids.size;
   }
 
   /** Row `r` of the version: the scan holding it and its row there. */
@@ -364,7 +373,7 @@ export class DatasetRows {
   }
 
   has(id: string): boolean {
-    return this.#numbers.has(id);
+    return this.#ids.has(id);
   }
 
   /**
@@ -373,11 +382,11 @@ export class DatasetRows {
    */
   *entries(): Generator<[string, { indices: Int32Array; keys: Float64Array }]> {
     let largest = 0;
-    for (let d = 0; d < this.#ids.length; d++)
+    for (let d = 0; d < this.#ids.size; d++)
       largest = Math.max(largest, this.#starts[d + 1]! - this.#starts[d]!);
     const indices = new Int32Array(largest);
     const keys = new Float64Array(largest);
-    for (let d = 0; d < this.#ids.length; d++) {
+    for (let d = 0; d < this.#ids.size; d++) {
       const start = this.#starts[d]!;
       const end = this.#starts[d + 1]!;
       for (let k = start; k < end; k++) {
@@ -386,7 +395,7 @@ export class DatasetRows {
         keys[k - start] = scan.keys[row]!;
       }
       yield [
-        this.#ids[d]!,
+        this.#ids.idOf(d),
         { indices: indices.subarray(0, end - start), keys: keys.subarray(0, end - start) },
       ];
     }
@@ -403,7 +412,7 @@ export class DatasetRows {
 
   /** digests(), one document at a time, in the order of the rows. */
   *digestEntries(): Generator<[string, DocumentDigest]> {
-    for (let d = 0; d < this.#ids.length; d++) {
+    for (let d = 0; d < this.#ids.size; d++) {
       let a = 0;
       let b = 0;
       for (let k = this.#starts[d]!; k < this.#starts[d + 1]!; k++) {
@@ -416,7 +425,7 @@ export class DatasetRows {
         b = (b + fmix32(high ^ Math.imul(index + 1, 0x85ebca77) ^ fmix32(low ^ 0x27d4eb2f))) >>> 0;
       }
       const rows = this.#starts[d + 1]! - this.#starts[d]!;
-      yield [this.#ids[d]!, { rows, digest: hex8(a) + hex8(b) }];
+      yield [this.#ids.idOf(d), { rows, digest: hex8(a) + hex8(b) }];
     }
   }
 }
@@ -564,7 +573,7 @@ export function checkRows(input: ContractInput): ContractViolation[] {
   if (expected) {
     for (const id of expected.documents()) {
       if (rows.has(id)) continue;
-      const planned = expected.chunksOf(id)?.length ?? 0;
+      const planned = expected.chunkCount(id);
       const gone = failed.get(id);
       let allFailed = planned > 0;
       for (let index = 0; index < planned && allFailed; index++) allFailed = gone?.has(index) === true;

@@ -62,14 +62,17 @@ export class RowIds {
     return this.#values[low]!;
   }
 
-  /** Each run: its id and rows `[start, end)`. */
-  *runs(): Generator<{ id: string; start: number; end: number }> {
-    let start = 0;
-    for (let r = 0; r < this.#values.length; r++) {
-      const end = this.#ends[r]!;
-      yield { id: this.#values[r]!, start, end };
-      start = end;
-    }
+  /** Runs of equal ids: run r holds rows `[runEnd(r - 1), runEnd(r))` (0 for the first), all `runId(r)`. */
+  get runCount(): number {
+    return this.#values.length;
+  }
+
+  runId(run: number): string {
+    return this.#values[run]!;
+  }
+
+  runEnd(run: number): number {
+    return this.#ends[run]!;
   }
 }
 

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { fingerprint, IdRegistry } from '../../src/corpus/ids.js';
+import { IdRegistry } from '../../src/corpus/ids.js';
 import { LineIndex } from '../../src/corpus/line-index.js';
 import { decodeUtf8 } from '../../src/corpus/utf8.js';
 import { withoutBom } from '../../src/files/bom.js';
 import { LineSplitter } from '../../src/files/lines.js';
+import { fingerprint } from '../../src/fingerprint.js';
 
 /** `content` cut into chunks of `size` bytes. */
 function chunks(content: Buffer, size: number): Buffer[] {
