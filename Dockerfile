@@ -21,10 +21,8 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 # ---- runtime ---------------------------------------------------------------------------------------
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production
-# glibc keeps freed multi-MB buffers (answers, group files) in its heap, where they fragment it: a
-# fixed mmap threshold hands them back to the kernel. Lower peak RSS at the same CPU
-# (docs/benchmarks.md, "Memory"); set it the same way where embedpipe runs outside this image.
-ENV MALLOC_MMAP_THRESHOLD_=131072
+# glibc's malloc is left at its defaults: a fixed MALLOC_MMAP_THRESHOLD_ lowers peak RSS ~10% but
+# maps every large buffer afresh, and page faults made runs 45-67% more CPU (docs/benchmarks.md, "Memory").
 WORKDIR /app
 
 # Root-owned and so read-only for the `node` user that runs the tool.
