@@ -14,6 +14,8 @@ export interface EmbedderSettings {
   readonly provider: ProviderSettings;
   readonly encodingFormat: 'base64' | 'float';
   readonly retry: { readonly maxAttempts: number; readonly baseDelayMs: number; readonly maxDelayMs: number };
+  /** Each request's deadline, when the run's differs from its client's (a worker's client serves many runs). */
+  readonly timeoutMs?: number | undefined;
 }
 
 export interface EmbedderDependencies {
@@ -34,6 +36,7 @@ export function embedderFor(settings: EmbedderSettings, deps: EmbedderDependenci
     router: new ProviderRouter(settings.provider),
     encoding: new EncodingPolicy(settings.encodingFormat),
     retry: settings.retry,
+    ...(settings.timeoutMs !== undefined ? { timeoutMs: settings.timeoutMs } : {}),
     sizing: deps.sizing,
     stats: deps.stats,
     logger: deps.logger,

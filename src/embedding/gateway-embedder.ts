@@ -53,6 +53,8 @@ export interface GatewayEmbedderOptions {
   readonly router: ProviderRouter;
   readonly encoding: EncodingPolicy;
   readonly retry: { readonly maxAttempts: number; readonly baseDelayMs: number; readonly maxDelayMs: number };
+  /** Each request's deadline; unset: the client's. */
+  readonly timeoutMs?: number;
   readonly sizing: ChunkSizing;
   readonly stats: RunStats;
   readonly logger: Logger;
@@ -430,7 +432,7 @@ export class GatewayEmbedder {
     outcome: BatchOutcome,
     signal: AbortSignal,
   ): Promise<EmbeddingsResult> {
-    const { client, model, router, encoding, retry, stats, logger, budget } = this.#options;
+    const { client, model, router, encoding, retry, stats, logger, budget, timeoutMs } = this.#options;
     // Image input is asked for as floats (the interface's encoding for it).
     const images = chunks.some((c) => c.image !== undefined);
     const estimateUsd = budget ? this.#estimateCost(chunks) : 0;
@@ -453,7 +455,12 @@ export class GatewayEmbedder {
         try {
           result = await client.embeddings(
             { model, input, encoding_format: askedFor, ...(provider ? { provider } : {}) },
-            { signal, letRequestFinish: true, tokens: estimatedTokens(chunks) },
+            {
+              signal,
+              letRequestFinish: true,
+              tokens: estimatedTokens(chunks),
+              ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+            },
           );
         } catch (error) {
           const billed =

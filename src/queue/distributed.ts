@@ -57,6 +57,11 @@ export interface RunSpec {
   readonly encodingFormat: 'base64' | 'float';
   readonly provider: ProviderSettings;
   readonly retry: { maxAttempts: number; baseDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
+  /**
+   * The run's per-request deadline (`gateway.timeoutMs`): a worker's client serves every run, so it
+   * is applied per call. Absent in specs of older producers: the client's default.
+   */
+  readonly timeoutMs?: number;
   readonly overlap: number;
   readonly contextLength?: number;
   readonly budgetTokens: number;
@@ -368,6 +373,7 @@ export function runSpecOf(run: {
     encodingFormat: settings.encodingFormat,
     provider: settings.provider,
     retry: settings.retry,
+    timeoutMs: settings.timeoutMs,
     overlap: settings.overlap,
     ...(model.contextLength !== undefined ? { contextLength: model.contextLength } : {}),
     budgetTokens: plan.budgetTokens,

@@ -740,6 +740,44 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
   });
 
+  it("a job file's gateway.timeoutMs reaches the workers: their requests have the run's deadline", {
+    timeout: 60_000,
+  }, async () => {
+    const redis = await redisServer();
+    // The producer plans against a prompt gateway; the worker's answers take 3 s, and the job allows
+    // 200 ms a request and one attempt.
+    const setup: Setup = { redis, baseUrl: (await emulatorWith({})).baseUrl };
+    const slow: Setup = { redis, baseUrl: (await emulatorWith({ faults: { latencyMs: 3000 } })).baseUrl };
+    const job = join(root, 'deadline.json');
+    const out = join(root, 'deadline');
+    await writeFile(
+      job,
+      JSON.stringify({
+        input: { path: corpusPath },
+        model: MODEL,
+        output: { dir: out },
+        gateway: { timeoutMs: 200 },
+        retry: { maxAttempts: 1 },
+        batching: { maxInputs: 4 },
+      }),
+    );
+    const enqueued = await runCli(['enqueue', job, '--redis', redis.url, '--json'], envOf(setup));
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    const worker = startWorker(slow);
+    let stderr = '';
+    worker.stderr?.on('data', (d: Buffer | string) => {
+      stderr += d.toString();
+    });
+    // The client's own default is 120 s: only the run's deadline fails a request this soon.
+    await waitFor(
+      "a request cut at the run's deadline",
+      () => /no complete response within 200 ms/.test(stderr),
+      20_000,
+    );
+    await stopWorker(worker);
+    expect(await readlink(out).catch(() => undefined)).toBeUndefined();
+  });
+
   it('against an independent server with faults: three workers, five SIGKILLs at random moments, every document once', {
     timeout: 240_000,
   }, async () => {
