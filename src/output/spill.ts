@@ -5,9 +5,13 @@
  * them from here instead of paying again. Appends are not fsynced: the kernel keeps what a killed
  * process wrote (power loss is what the group commit's fsync covers).
  *
- * A segment file holds entries `u32 json bytes · u32 vector bytes · json · float32 vectors · u32
- * crc32`; a torn last entry (killed mid-write) is ignored. A new segment starts after each commit,
- * and a segment is deleted once every batch in it is committed.
+ * A segment file holds entries `u32 json bytes | 2^31 · u32 vector bytes · u32 text bytes · json ·
+ * texts · float32 vectors · u32 crc32` (the crc of all between the head and it): the chunks' texts are
+ * their UTF-8 one after another, their lengths in the json, so no text is JSON-escaped or copied
+ * through a string of the whole entry. Entries without the 2^31 bit (an older embedpipe's) hold
+ * `json · vectors`, the texts inside the json, and are read as well. A torn last entry (killed
+ * mid-write) is ignored. A new segment starts after each commit, and a segment is deleted once every
+ * batch in it is committed.
  */
 import { mkdir, open, readdir, readFile, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -39,6 +43,8 @@ export class SpillLog {
   #next: number;
   /** Appends run one at a time, in order (a segment is one sequence of entries). */
   #tail: Promise<void> = Promise.resolve();
+  /** The texts of the entry being written; reused, as appends run one at a time. */
+  readonly #texts = new TextScratch();
 
   private constructor(dir: string, next: number) {
     this.#dir = dir;
@@ -58,7 +64,7 @@ export class SpillLog {
     const appended = this.#tail.then(async () => {
       this.#open ??= this.#startSegment();
       const { segment, handle } = this.#open;
-      await (await handle).writev(encode(spilled));
+      await (await handle).writev(encode(spilled, this.#texts));
       segment.pending.add(spilled.embedded.batchId);
     });
     this.#tail = appended.catch(() => {});
@@ -121,13 +127,18 @@ export async function readSpill(versionDir: string): Promise<SpilledBatch[]> {
   for (const name of await segmentFiles(dir)) {
     const bytes = await readFile(join(dir, name));
     for (let at = 0; at + 8 <= bytes.length; ) {
-      const jsonBytes = bytes.readUInt32LE(at);
+      const first = bytes.readUInt32LE(at);
+      const textsApart = first >= TEXTS_APART;
+      const headBytes = textsApart ? 12 : 8;
+      if (at + headBytes > bytes.length) break; // killed mid-append
+      const jsonBytes = first % TEXTS_APART;
       const vectorBytes = bytes.readUInt32LE(at + 4);
-      const end = at + 8 + jsonBytes + vectorBytes + 4;
-      if (end > bytes.length) break; // killed mid-append
-      const body = bytes.subarray(at + 8, end - 4);
+      const textBytes = textsApart ? bytes.readUInt32LE(at + 8) : 0;
+      const end = at + headBytes + jsonBytes + textBytes + vectorBytes + 4;
+      if (end > bytes.length) break;
+      const body = bytes.subarray(at + headBytes, end - 4);
       if (crc32(body) !== bytes.readUInt32LE(end - 4)) break;
-      entries.push(decode(body, jsonBytes));
+      entries.push(decode(body, jsonBytes, textsApart ? textBytes : undefined));
       at = end;
     }
   }
@@ -139,22 +150,59 @@ async function segmentFiles(dir: string): Promise<string[]> {
   return names.filter((name) => /^\d{6,}\.spill$/.test(name)).sort();
 }
 
+/** The flag of an entry's first word: its texts follow the json (see the module's comment). */
+const TEXTS_APART = 2 ** 31;
+
+/** A buffer the texts of one entry are written into, grown as needed and kept. */
+class TextScratch {
+  #buffer = Buffer.allocUnsafe(1 << 16);
+
+  /** The texts' UTF-8, one after another, and each one's length; valid until the next call. */
+  write(texts: readonly string[]): { bytes: Buffer; lengths: number[] } {
+    const lengths = new Array<number>(texts.length);
+    let at = 0;
+    for (let i = 0; i < texts.length; i++) {
+      const text = texts[i]!;
+      // A UTF-16 code unit is at most 3 bytes of UTF-8: room enough, so the write is never cut.
+      const room = at + 3 * text.length;
+      if (room > this.#buffer.length) {
+        const bigger = Buffer.allocUnsafe(Math.max(room, 2 * this.#buffer.length));
+        this.#buffer.copy(bigger, 0, 0, at);
+        this.#buffer = bigger;
+      }
+      lengths[i] = this.#buffer.write(text, at, 'utf8');
+      at += lengths[i]!;
+    }
+    return { bytes: this.#buffer.subarray(0, at), lengths };
+  }
+}
+
 /** One entry as the buffers of one writev: the vectors are written from where they are, not copied. */
-function encode({ plannedChunks, embedded }: SpilledBatch): Buffer[] {
-  const { vectors, ...rest } = embedded;
-  const json = Buffer.from(JSON.stringify({ plannedChunks, embedded: rest }), 'utf8');
+function encode({ plannedChunks, embedded }: SpilledBatch, scratch: TextScratch): Buffer[] {
+  const { vectors, chunks, ...rest } = embedded;
+  const texts = scratch.write(chunks.map((chunk) => chunk.text));
+  const json = Buffer.from(
+    JSON.stringify({
+      plannedChunks,
+      textBytes: texts.lengths,
+      embedded: { ...rest, chunks: chunks.map(({ text: _, ...chunk }) => chunk) },
+    }),
+    'utf8',
+  );
   const parts = contiguous(vectors);
-  const head = Buffer.allocUnsafe(8);
-  head.writeUInt32LE(json.length, 0);
+  const head = Buffer.allocUnsafe(12);
+  head.writeUInt32LE(json.length + TEXTS_APART, 0);
   head.writeUInt32LE(
     parts.reduce((sum, part) => sum + part.length, 0),
     4,
   );
+  head.writeUInt32LE(texts.bytes.length, 8);
   let crc = crc32(json);
+  crc = crc32(texts.bytes, crc);
   for (const part of parts) crc = crc32(part, crc);
   const tail = Buffer.allocUnsafe(4);
   tail.writeUInt32LE(crc, 0);
-  return [head, json, ...parts, tail];
+  return [head, json, texts.bytes, ...parts, tail];
 }
 
 /**
@@ -175,17 +223,32 @@ function contiguous(vectors: readonly Float32Array[]): Buffer[] {
   return parts;
 }
 
-function decode(body: Buffer, jsonBytes: number): SpilledBatch {
-  const { plannedChunks, embedded } = JSON.parse(body.subarray(0, jsonBytes).toString('utf8')) as {
+/** An entry's body; `textBytes` when its texts follow the json (undefined: inside it). */
+function decode(body: Buffer, jsonBytes: number, textBytes: number | undefined): SpilledBatch {
+  const parsed = JSON.parse(body.subarray(0, jsonBytes).toString('utf8')) as {
     plannedChunks: number;
     embedded: Omit<EmbeddedBatch, 'vectors'>;
+    textBytes?: number[];
   };
+  const { plannedChunks } = parsed;
+  let embedded = parsed.embedded;
+  if (textBytes !== undefined) {
+    let at = jsonBytes;
+    const lengths = parsed.textBytes ?? [];
+    const chunks = embedded.chunks.map((chunk, i) => {
+      const text = body.toString('utf8', at, at + lengths[i]!);
+      at += lengths[i]!;
+      return { ...chunk, text };
+    });
+    embedded = { ...embedded, chunks };
+  }
+  const vectorsAt = jsonBytes + (textBytes ?? 0);
   const count = embedded.chunks.length;
-  const floats = (body.length - jsonBytes) / 4;
+  const floats = (body.length - vectorsAt) / 4;
   const dims = count > 0 ? floats / count : 0;
   // A copy, aligned: the file's bytes need not sit at a multiple of 4.
   const all = new Float32Array(floats);
-  Buffer.from(all.buffer).set(body.subarray(jsonBytes));
+  Buffer.from(all.buffer).set(body.subarray(vectorsAt));
   const vectors = Array.from({ length: count }, (_, i) => all.subarray(i * dims, (i + 1) * dims));
   return { plannedChunks, embedded: { ...embedded, vectors } };
 }

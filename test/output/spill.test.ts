@@ -1,6 +1,7 @@
 /** The spill: embedded batches appended as they arrive, read back whole; a torn tail is skipped. */
-import { appendFile, readdir } from 'node:fs/promises';
+import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { EmbeddedBatch } from '../../src/domain.js';
 import { readSpill, SPILL_DIR, SpillLog } from '../../src/output/spill.js';
@@ -57,6 +58,65 @@ describe('the spill', () => {
     const [segment] = await segments(dir);
     await appendFile(join(dir, SPILL_DIR, segment!), Buffer.from([200, 0, 0, 0, 12, 0, 0, 0, 123, 34]));
     expect((await readSpill(dir)).map((s) => s.embedded.batchId)).toEqual(['a']);
+  });
+
+  it('keeps texts beside the json: every text back exact, empty and long ones, after a scratch that grew', async () => {
+    const dir = await tempFolder('embedpipe-spill-');
+    const spill = await SpillLog.open(dir);
+    const long = `${'ab'.repeat(40_000)}漢字${'🙂'.repeat(30_000)}`;
+    const a = embedded('a', ['', 'e\u0301 ﷽ \r\n "quoted" \\ \u0000', long, 'x']);
+    const b = embedded('b', ['short after long']);
+    await spill.append({ plannedChunks: 4, embedded: a });
+    await spill.append({ plannedChunks: 1, embedded: b });
+    const read = await readSpill(dir);
+    expect(read[0]!.embedded).toEqual(a);
+    expect(read[1]!.embedded).toEqual(b);
+  });
+
+  it('a lone surrogate comes back as U+FFFD: the same UTF-8 (and so the same row) the file gets', async () => {
+    const dir = await tempFolder('embedpipe-spill-');
+    const spill = await SpillLog.open(dir);
+    await spill.append({ plannedChunks: 1, embedded: embedded('a', ['half \ud800 pair']) });
+    const [read] = await readSpill(dir);
+    const text = read!.embedded.chunks[0]!.text;
+    expect(text).toBe('half \ufffd pair');
+    expect(Buffer.from(text)).toEqual(Buffer.from('half \ud800 pair'));
+  });
+
+  it('refuses an entry whose text bytes were damaged (the crc covers them) and reads what precedes it', async () => {
+    const dir = await tempFolder('embedpipe-spill-');
+    const spill = await SpillLog.open(dir);
+    await spill.append({ plannedChunks: 1, embedded: embedded('a', ['first']) });
+    await spill.append({ plannedChunks: 1, embedded: embedded('b', ['UNIQUE-TEXT-MARK']) });
+    const [segment] = await segments(dir);
+    const path = join(dir, SPILL_DIR, segment!);
+    const bytes = await readFile(path);
+    const at = bytes.indexOf('UNIQUE-TEXT-MARK');
+    expect(at).toBeGreaterThan(0);
+    bytes[at] = 'X'.charCodeAt(0);
+    await writeFile(path, bytes);
+    expect((await readSpill(dir)).map((s) => s.embedded.batchId)).toEqual(['a']);
+  });
+
+  it("reads an older embedpipe's entries (texts inside the json) beside new ones", async () => {
+    const dir = await tempFolder('embedpipe-spill-');
+    const old = embedded('old', ['漢字 older', 'two']);
+    const { vectors, ...rest } = old;
+    const json = Buffer.from(JSON.stringify({ plannedChunks: 2, embedded: rest }));
+    const floats = Buffer.concat(vectors.map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength)));
+    const head = Buffer.alloc(8);
+    head.writeUInt32LE(json.length, 0);
+    head.writeUInt32LE(floats.length, 4);
+    const tail = Buffer.alloc(4);
+    tail.writeUInt32LE(crc32(floats, crc32(json)), 0);
+    const spill = await SpillLog.open(dir);
+    await writeFile(join(dir, SPILL_DIR, '000000.spill'), Buffer.concat([head, json, floats, tail]));
+    const next = await SpillLog.open(dir);
+    await next.append({ plannedChunks: 1, embedded: embedded('new', ['newer']) });
+    const read = await readSpill(dir);
+    expect(read.map((s) => s.embedded.batchId)).toEqual(['old', 'new']);
+    expect(read[0]!.embedded).toEqual(old);
+    await spill.remove();
   });
 
   it('deletes a segment once every batch in it is committed, and starts a new one after a commit', async () => {
