@@ -560,6 +560,8 @@ describe('the commands the docs show', () => {
       '--max-semi-space-size',
       '--cpu-prof',
       '--heapsnapshot-signal',
+      '--no-liftoff',
+      '--no-wasm-dynamic-tiering',
     ];
     const known = new Set([...help.values()].flatMap((flags) => [...flags]));
     const unknown = PAGES.flatMap((page) =>
