@@ -4,6 +4,7 @@
  */
 import { open } from 'node:fs/promises';
 import { RecordBatchReader, tableFromIPC, tableToIPC } from 'apache-arrow';
+import { OutputError } from '../errors.js';
 import type { PartRows } from './rows.js';
 import { partTable } from './table.js';
 
@@ -23,7 +24,8 @@ export async function arrowFileMetadata(path: string): Promise<Record<string, st
   try {
     const reader = await RecordBatchReader.from(handle);
     await reader.open();
-    if (!reader.isFile()) throw new Error('not an Arrow IPC file');
+    if (!reader.isFile())
+      throw new OutputError(`${path} is not an Arrow IPC file (an Arrow stream, or damaged)`);
     return Object.fromEntries(reader.schema.metadata);
   } finally {
     await handle.close();

@@ -15,6 +15,7 @@ import {
   tableFromIPC,
 } from 'apache-arrow';
 import * as pw from 'parquet-wasm';
+import { OutputError } from '../errors.js';
 import type { OutputFormat } from './part-file.js';
 
 /** Parquet files up to this size (parts) are read whole: much faster than a Blob's reads by row group. */
@@ -91,7 +92,8 @@ async function* arrowBatches(path: string): AsyncGenerator<RecordBatch> {
   try {
     const reader = await RecordBatchReader.from(handle);
     await reader.open();
-    if (!reader.isFile()) throw new Error('not an Arrow IPC file');
+    if (!reader.isFile())
+      throw new OutputError(`${path} is not an Arrow IPC file (an Arrow stream, or damaged)`);
     let batches = 0;
     for await (const batch of reader) {
       batches += 1;

@@ -1,11 +1,20 @@
 /** Arrow IPC parts read back with apache-arrow: the FixedSizeList<Float32> type intact, floats exact. */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DataType, type FixedSizeList, type Float32, Precision, Type, tableFromIPC } from 'apache-arrow';
+import {
+  DataType,
+  type FixedSizeList,
+  type Float32,
+  Precision,
+  Type,
+  tableFromIPC,
+  tableToIPC,
+} from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeArrowIpcFile } from '../../src/output/arrow.js';
+import { arrowFileMetadata, encodeArrowIpcFile } from '../../src/output/arrow.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
+import { fileBatches } from '../../src/output/file-batches.js';
 import { partRowsFromBatch } from '../../src/output/rows.js';
 import { firstBitDifference, makeBatch } from './fixtures.js';
 
@@ -70,5 +79,26 @@ describe('Arrow IPC parts', () => {
     const table = tableFromIPC(encodeArrowIpcFile(rows, {}));
     expect(table.numRows).toBe(3);
     expect(table.getChild('embedding')!.get(2)!.toArray()).toEqual(rows.embeddings.subarray(8, 12));
+  });
+
+  it('names an Arrow stream (not a file) where a data file is read, as an output error', async () => {
+    const path = join(root, 'stream.arrow');
+    await writeFile(
+      path,
+      tableToIPC(
+        tableFromIPC(
+          encodeArrowIpcFile(partRowsFromBatch(makeBatch({ batchId: 's', rows: 3, dims: 4, seed: 1 })), {}),
+        ),
+        'stream',
+      ),
+    );
+    await expect(arrowFileMetadata(path)).rejects.toThrow(`${path} is not an Arrow IPC file`);
+    await expect(arrowFileMetadata(path)).rejects.toMatchObject({ exitCode: 7 });
+    const read = async () => {
+      for await (const _ of fileBatches(path, 'arrow')) {
+        // nothing: the first read refuses
+      }
+    };
+    await expect(read()).rejects.toThrow(`${path} is not an Arrow IPC file`);
   });
 });
