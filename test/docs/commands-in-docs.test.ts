@@ -562,6 +562,8 @@ describe('the commands the docs show', () => {
       '--heapsnapshot-signal',
       '--no-liftoff',
       '--no-wasm-dynamic-tiering',
+      '--min-semi-space-size',
+      '--trace-gc',
     ];
     const known = new Set([...help.values()].flatMap((flags) => [...flags]));
     const unknown = PAGES.flatMap((page) =>
