@@ -12,7 +12,8 @@ import { IN_FLIGHT_RETRY_MS } from './ratelimit.js';
  */
 export async function gated(context: RequestContext, account: Account, route: Route): Promise<Outcome> {
   const { state, path, signal } = context;
-  if (account.limiter.violates(context.arrivedAfter)) state.recorder.violation(account.label);
+  const violation = account.limiter.violation(context.arrivedAfter);
+  if (violation) state.recorder.violation(account.label, violation);
   if (!account.limiter.enter()) {
     const max = account.limiter.limits.maxInFlight;
     throw new HttpError(

@@ -17,6 +17,12 @@ export const RETRY_AFTER_TOLERANCE_MS = 5;
  */
 export const IN_FLIGHT_GRACE_MS = 250;
 
+/** A request that came inside a Retry-After wait: how far into it, and how far from its end (ms). */
+export interface RetryAfterViolation {
+  readonly afterToldMs: number;
+  readonly beforeEndMs: number;
+}
+
 /**
  * Retry-After for an in-flight refusal. When a slot frees is unknowable, so the emulator asks for the
  * smallest wait the seconds format can express.
@@ -160,11 +166,15 @@ export class KeyLimiter {
     this.retryAfterToldAt = now;
   }
 
-  /** Whether a request arriving at `now` ignores a Retry-After the key was given. */
-  violates(now: number): boolean {
-    return (
+  /**
+   * When a request arriving at `now` ignores a Retry-After the key was given: how long after the
+   * last 429 was told it came, and how long before the wait ended; undefined when it does not.
+   */
+  violation(now: number): RetryAfterViolation | undefined {
+    const violates =
       now > this.retryAfterToldAt + IN_FLIGHT_GRACE_MS &&
-      now < this.retryAfterUntil - RETRY_AFTER_TOLERANCE_MS
-    );
+      now < this.retryAfterUntil - RETRY_AFTER_TOLERANCE_MS;
+    if (!violates) return undefined;
+    return { afterToldMs: now - this.retryAfterToldAt, beforeEndMs: this.retryAfterUntil - now };
   }
 }

@@ -19,6 +19,8 @@ export interface EmulatorStats {
   spend: Record<string, number>;
   /** Requests that arrived before the instant a Retry-After told their key, per key label. */
   retryAfterViolations: Record<string, number>;
+  /** The first of them, with their timing: what a failing test prints. */
+  retryAfterViolationTimes: Array<{ key: string; afterToldMs: number; beforeEndMs: number }>;
   /** Requests being handled now, and the most at once so far (every path and key, refused ones too). */
   inFlight: number;
   maxInFlight: number;
@@ -46,6 +48,8 @@ export interface RequestRecord {
   fault?: FaultKind;
 }
 
+const VIOLATION_TIMES_KEPT = 20;
+
 function bump(counts: Record<string, number>, key: string, by = 1): void {
   counts[key] = (counts[key] ?? 0) + by;
 }
@@ -62,6 +66,7 @@ export class Recorder {
     truncated: 0,
     spend: {},
     retryAfterViolations: {},
+    retryAfterViolationTimes: [],
     inFlight: 0,
     maxInFlight: 0,
   };
@@ -75,8 +80,14 @@ export class Recorder {
     this.stats.maxInFlight = Math.max(this.stats.maxInFlight, this.stats.inFlight);
   }
 
-  violation(label: string): void {
+  violation(label: string, times: { afterToldMs: number; beforeEndMs: number }): void {
     bump(this.stats.retryAfterViolations, label);
+    if (this.stats.retryAfterViolationTimes.length < VIOLATION_TIMES_KEPT)
+      this.stats.retryAfterViolationTimes.push({
+        key: label,
+        afterToldMs: Math.round(times.afterToldMs),
+        beforeEndMs: Math.round(times.beforeEndMs),
+      });
   }
 
   fault(kind: FaultKind): void {

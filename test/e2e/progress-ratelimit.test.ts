@@ -161,7 +161,10 @@ describe.concurrent('the CLI under rate limits, stderr to a file', () => {
     );
     expect(code, log.slice(-2000)).toBe(0);
     expect(emulator.stats.faults['429']).toBeGreaterThan(10);
-    expect(emulator.stats.retryAfterViolations).toEqual({});
+    expect(
+      emulator.stats.retryAfterViolations,
+      JSON.stringify(emulator.stats.retryAfterViolationTimes),
+    ).toEqual({});
     expect(log).not.toContain('MaxListenersExceededWarning');
   }, 180_000);
 });

@@ -48,6 +48,13 @@ describe('rate limits', () => {
         await new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_GRACE_MS + 20));
         expectEnvelope(await embed(emu, small('e'), 'k'), 429);
         expect(emu.stats.retryAfterViolations).toEqual({ limited: 1 });
+        // Timed, for a failing test to say how early a request came.
+        expect(emu.stats.retryAfterViolationTimes).toHaveLength(1);
+        const [late] = emu.stats.retryAfterViolationTimes;
+        expect(late).toMatchObject({ key: 'limited' });
+        expect(late!.afterToldMs).toBeGreaterThan(IN_FLIGHT_GRACE_MS);
+        expect(late!.afterToldMs).toBeLessThan(10_000);
+        expect(late!.beforeEndMs).toBeGreaterThan(40_000);
       },
     );
   });
