@@ -184,6 +184,26 @@ describe('batchIdOf', () => {
     expect(batchIdOf('model', 'plan', chunks)).toBe(id);
   });
 
+  it('is the id earlier versions gave the same batch (resumes and the ledger match ids)', () => {
+    const pinned = [
+      { documentId: 'doc-1', index: 0, hash: 'a'.repeat(64) },
+      { documentId: 'добрый день 👋🏽', index: 12, hash: 'b'.repeat(64) },
+      { documentId: '', index: 3, hash: '' },
+    ];
+    expect(batchIdOf('emu/embed-small', 'plan-key', pinned)).toBe(
+      'abf3db0098e2acf584ecfb6c876df3f2cbc607d295948f3ded53243a5094e3e3',
+    );
+    // Longer than the field buffer's first size: it grows without losing a byte.
+    const many = Array.from({ length: 500 }, (_, i) => ({
+      documentId: `d${i}é`,
+      index: i,
+      hash: 'c'.repeat(64),
+    }));
+    expect(batchIdOf('m', 'p', many)).toBe(
+      '0b022628b754ac6f2604e15cd210a93101bbe180c69ebec7a5c3c9dfc8d02bdf',
+    );
+  });
+
   it('changes with the model, the plan key, and any chunk field or order', () => {
     const variants = [
       batchIdOf('model-2', 'plan', chunks),
