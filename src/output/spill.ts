@@ -10,8 +10,9 @@
  * their UTF-8 one after another, their lengths in the json, so no text is JSON-escaped or copied
  * through a string of the whole entry. Entries without the 2^31 bit (an older embedpipe's) hold
  * `json · vectors`, the texts inside the json, and are read as well. A torn last entry (killed
- * mid-write) is ignored. A new segment starts after each commit, and a segment is deleted once every
- * batch in it is committed.
+ * mid-write) is ignored. A segment is closed at the first commit after it reached SEGMENT_BYTES, and
+ * deleted once every batch in it is committed (a segment per commit cost a file created and deleted
+ * for every few batches: docs/benchmarks.md).
  */
 import { mkdir, open, readdir, readFile, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,6 +22,9 @@ import { OutputError } from '../errors.js';
 import { messageOf } from './fs-errors.js';
 
 export const SPILL_DIR = '_spill';
+
+/** Bytes after which a segment is closed at the next commit: what the spill holds beyond its pending batches. */
+export const SEGMENT_BYTES = 16 * 2 ** 20;
 
 /** An embedded batch as spilled: what its commit needs. */
 export interface SpilledBatch {
@@ -34,6 +38,7 @@ interface Segment {
   /** Batches in it not committed yet. */
   readonly pending: Set<string>;
   sealed: boolean;
+  bytes: number;
 }
 
 export class SpillLog {
@@ -46,17 +51,20 @@ export class SpillLog {
   /** The texts of the entry being written; reused, as appends run one at a time. */
   readonly #texts = new TextScratch();
 
-  private constructor(dir: string, next: number) {
+  readonly #segmentBytes: number;
+
+  private constructor(dir: string, next: number, segmentBytes: number) {
     this.#dir = dir;
     this.#next = next;
+    this.#segmentBytes = segmentBytes;
   }
 
   /** The spill of a version folder; new segments are numbered after what is there. */
-  static async open(versionDir: string): Promise<SpillLog> {
+  static async open(versionDir: string, segmentBytes = SEGMENT_BYTES): Promise<SpillLog> {
     const dir = join(versionDir, SPILL_DIR);
     await mkdir(dir, { recursive: true });
     const numbers = (await segmentFiles(dir)).map((name) => Number.parseInt(name, 10));
-    return new SpillLog(dir, numbers.length > 0 ? Math.max(...numbers) + 1 : 0);
+    return new SpillLog(dir, numbers.length > 0 ? Math.max(...numbers) + 1 : 0, segmentBytes);
   }
 
   /** Appends a batch; resolves once the kernel holds it. */
@@ -64,7 +72,8 @@ export class SpillLog {
     const appended = this.#tail.then(async () => {
       this.#open ??= this.#startSegment();
       const { segment, handle } = this.#open;
-      await (await handle).writev(encode(spilled, this.#texts));
+      const { bytesWritten } = await (await handle).writev(encode(spilled, this.#texts));
+      segment.bytes += bytesWritten;
       segment.pending.add(spilled.embedded.batchId);
     });
     this.#tail = appended.catch(() => {});
@@ -73,11 +82,14 @@ export class SpillLog {
     });
   }
 
-  /** These batches are committed: segments holding nothing else go; later appends start a new one. */
+  /**
+   * These batches are committed: closed segments holding nothing else go; a full open segment is
+   * closed (later appends start a new one).
+   */
   committed(batchIds: Iterable<string>): Promise<void> {
     const done = new Set(batchIds);
     const pruned = this.#tail.then(async () => {
-      if (this.#open) {
+      if (this.#open && this.#open.segment.bytes >= this.#segmentBytes) {
         this.#open.segment.sealed = true;
         await (await this.#open.handle).close();
         this.#open = undefined;
@@ -114,6 +126,7 @@ export class SpillLog {
       path: join(this.#dir, `${String(this.#next++).padStart(6, '0')}.spill`),
       pending: new Set(),
       sealed: false,
+      bytes: 0,
     };
     this.#segments.push(segment);
     return { segment, handle: open(segment.path, 'a') };

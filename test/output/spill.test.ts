@@ -119,9 +119,10 @@ describe('the spill', () => {
     await spill.remove();
   });
 
-  it('deletes a segment once every batch in it is committed, and starts a new one after a commit', async () => {
+  it('deletes a segment once every batch in it is committed, and starts a new one after a commit once it is full', async () => {
     const dir = await tempFolder('embedpipe-spill-');
-    const spill = await SpillLog.open(dir);
+    // Every segment is full at its first entry.
+    const spill = await SpillLog.open(dir, 1);
     await spill.append({ plannedChunks: 1, embedded: embedded('a', ['one']) });
     await spill.append({ plannedChunks: 1, embedded: embedded('b', ['two']) });
     await spill.committed(['a']);
@@ -134,5 +135,25 @@ describe('the spill', () => {
     const next = await SpillLog.open(dir);
     await next.clear();
     expect(await segments(dir)).toEqual([]);
+  });
+
+  it('keeps appending to a segment that is not full across commits, and deletes it once full and committed', async () => {
+    const dir = await tempFolder('embedpipe-spill-');
+    const one = embedded('x', ['sizing']);
+    const spill = await SpillLog.open(dir, 3_000);
+    const ids = Array.from({ length: 40 }, (_, i) => `b${i}`);
+    for (const id of ids) {
+      await spill.append({ plannedChunks: 1, embedded: { ...one, batchId: id } });
+      await spill.committed([id]);
+    }
+    await spill.append({ plannedChunks: 1, embedded: { ...one, batchId: 'last' } });
+    const left = await segments(dir);
+    // Far fewer files than commits, each but the open one deleted once full and committed.
+    expect(left).toHaveLength(1);
+    expect(Number.parseInt(left[0]!, 10)).toBeGreaterThan(2);
+    expect(Number.parseInt(left[0]!, 10)).toBeLessThan(ids.length / 4);
+    // The open segment may also hold committed batches: a resumed run skips those (spill-replay.ts).
+    expect((await readSpill(dir)).map((s) => s.embedded.batchId).at(-1)).toBe('last');
+    await spill.remove();
   });
 });
