@@ -8,16 +8,16 @@
  * - PLAIN for every column. BYTE_STREAM_SPLIT on the vectors made files a little smaller with
  *   snappy but the encode much slower, on the thread that also sends the requests; PLAIN is also
  *   what every reader reads;
- * - statistics on the scalar columns only, per chunk: min/max over every vector element cost a
- *   noticeable share of the encode and prune nothing. Statistics are off globally (the only
- *   setting that reaches the nested column) and switched back on by name; chunk statistics keep
- *   row-group pruning on them.
+ * - statistics per chunk on the columns a filter can prune by (id, chunk_index, tokens) only:
+ *   min/max over every vector element cost a noticeable share of the encode, and over texts and
+ *   content hashes (long, unordered strings) some more, and prune nothing. Statistics are off
+ *   globally (the only setting that reaches the nested column) and switched back on by name.
  */
 import { openAsBlob } from 'node:fs';
 import { tableToIPC } from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 import type { PartRows } from './rows.js';
-import { COLUMNS, EMBEDDING_COLUMN, IMAGE_COLUMNS, partTable } from './table.js';
+import { ID_COLUMN, INDEX_COLUMN, partTable } from './table.js';
 
 export type ParquetCompression = 'snappy' | 'zstd' | 'lz4' | 'none';
 
@@ -110,6 +110,9 @@ async function readFooter<T>(
   }
 }
 
+/** The columns with min/max statistics (see the module's comment). */
+const PRUNING_COLUMNS = [ID_COLUMN, INDEX_COLUMN, 'tokens'] as const;
+
 /** Row group limits for files of many batches (a part is one row group whatever its size). */
 export interface RowGroupLimits {
   /** Column bytes per row group, uncompressed: the writer closes a row group when it reaches this. */
@@ -129,11 +132,8 @@ export function writerProperties(
     .setEncoding(pw.Encoding.PLAIN)
     .setStatisticsEnabled(pw.EnabledStatistics.None)
     .setKeyValueMetadata(new Map(Object.entries(metadata)));
-  // (Naming a column a file does not have is harmless: the image columns exist only with images.)
-  for (const column of [...COLUMNS, ...IMAGE_COLUMNS]) {
-    if (column !== EMBEDDING_COLUMN)
-      builder = builder.setColumnStatisticsEnabled(column, pw.EnabledStatistics.Chunk);
-  }
+  for (const column of PRUNING_COLUMNS)
+    builder = builder.setColumnStatisticsEnabled(column, pw.EnabledStatistics.Chunk);
   if (rowGroups) builder = builder.setMaxRowGroupBytes(rowGroups.bytes).setMaxRowGroupSize(rowGroups.rows);
   return builder.build();
 }

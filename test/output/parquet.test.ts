@@ -133,7 +133,7 @@ describe('Parquet parts read back with DuckDB', () => {
     });
   });
 
-  it('writes PLAIN columns without dictionaries, statistics on the scalar columns only, with each compression', async () => {
+  it('writes PLAIN columns without dictionaries, statistics only where a filter prunes by them, with each compression', async () => {
     const batch = makeBatch({ batchId: 'z', rows: 16, dims: 64, seed: 5 });
     const rows = partRowsFromBatch(batch);
     const sizes: Partial<Record<ParquetCompression, number>> = {};
@@ -154,7 +154,7 @@ describe('Parquet parts read back with DuckDB', () => {
       await writer.writePart('z', batch);
       const file = join(dir, 'part-z.parquet');
       const columns = await rowsOf(
-        `SELECT path_in_schema, encodings, compression, stats_min, stats_max FROM parquet_metadata(${quote(file)})`,
+        `SELECT path_in_schema, encodings, compression, stats_min, stats_max, stats_min_value, stats_max_value FROM parquet_metadata(${quote(file)})`,
       );
       const vector = columns.find((c) => String(c['path_in_schema']).startsWith('embedding'))!;
       expect(vector['compression']).toBe(name);
@@ -164,8 +164,13 @@ describe('Parquet parts read back with DuckDB', () => {
         expect(String(column['encodings'])).toContain('PLAIN');
         expect(String(column['encodings'])).not.toMatch(/DICTIONARY|BYTE_STREAM_SPLIT/);
       }
-      const chunkIndex = columns.find((c) => c['path_in_schema'] === 'chunk_index')!;
-      expect([chunkIndex['stats_min'], chunkIndex['stats_max']]).toEqual(['0', '15']);
+      const column = (name: string) => columns.find((c) => c['path_in_schema'] === name)!;
+      expect([column('chunk_index')['stats_min'], column('chunk_index')['stats_max']]).toEqual(['0', '15']);
+      expect(column('id')['stats_min_value']).toBe(batch.chunks.map((c) => c.documentId).sort()[0]);
+      expect(column('tokens')['stats_max_value']).not.toBeNull();
+      // Long unordered strings: min/max over them would prune nothing either.
+      for (const name of ['text', 'content_hash'])
+        expect([column(name)['stats_min_value'], column(name)['stats_max_value']]).toEqual([null, null]);
       await expectDataset(dir, [batch]);
     }
     expect(encodeParquet(rows, { k: 'v' }).byteLength).toBe(sizes.snappy); // the default
