@@ -13,6 +13,7 @@
  * million-row dataset is checked in memory. Texts, hashes of texts and vectors are `verify --deep`.
  */
 import { createHash } from 'node:crypto';
+import { fingerprint } from '../fingerprint.js';
 import { IdNumbers } from '../id-numbers.js';
 import { hashKey } from './hash-key.js';
 import type { FileRowKeys } from './row-keys.js';
@@ -146,6 +147,37 @@ export class ExpectedRows {
   *documents(): Generator<string> {
     yield* this.#numbers.values();
     for (const id of this.#replanned.keys()) if (!this.#numbers.has(id)) yield id;
+  }
+
+  /**
+   * Each document's planned rows less the failed chunks, digested, in plan order (documents left
+   * with no row are skipped): the version's `_documents.jsonl` when its rows are the plan's.
+   * Undefined when the plan does not say every row: a document re-planned (whatever its batch
+   * holds), or a chunk index it does not name that no failure explains.
+   */
+  plannedDigests(failed: FailedChunks): Iterable<[string, PairDigest]> | undefined {
+    if (this.#replanned.size > 0) return undefined;
+    for (let number = 0; number < this.#numbers.size; number++) {
+      const gone = failed.get(this.#numbers.idOf(number));
+      const first = this.#first[number]!;
+      for (let index = 0; index < this.#count[number]!; index++) {
+        if (Number.isNaN(this.#pool.get(first + index)) && !gone?.has(index)) return undefined;
+      }
+    }
+    return this.#digests(failed);
+  }
+
+  *#digests(failed: FailedChunks): Generator<[string, PairDigest]> {
+    for (let number = 0; number < this.#numbers.size; number++) {
+      const id = this.#numbers.idOf(number);
+      const gone = failed.get(id);
+      const first = this.#first[number]!;
+      const pairs = new PairDigest();
+      for (let index = 0; index < this.#count[number]!; index++) {
+        if (!gone?.has(index)) pairs.add(index, this.#pool.get(first + index)!);
+      }
+      if (pairs.rows > 0) yield [id, pairs];
+    }
   }
 
   /** One JSON line per document: how a producer hands the plan to a distributed finalize. */
@@ -413,21 +445,91 @@ export class DatasetRows {
   /** digests(), one document at a time, in the order of the rows. */
   *digestEntries(): Generator<[string, DocumentDigest]> {
     for (let d = 0; d < this.#ids.size; d++) {
-      let a = 0;
-      let b = 0;
+      const pairs = new PairDigest();
       for (let k = this.#starts[d]!; k < this.#starts[d + 1]!; k++) {
         const { scan, row } = this.#rowAt(this.#order[k]!);
-        const key = scan.keys[row]!;
-        const low = key >>> 0;
-        const high = Math.floor(key / 2 ** 32) >>> 0;
-        const index = scan.indices[row]!;
-        a = (a + fmix32(low ^ Math.imul(index + 1, 0x9e3779b1) ^ fmix32(high))) >>> 0;
-        b = (b + fmix32(high ^ Math.imul(index + 1, 0x85ebca77) ^ fmix32(low ^ 0x27d4eb2f))) >>> 0;
+        pairs.add(scan.indices[row]!, scan.keys[row]!);
       }
-      const rows = this.#starts[d + 1]! - this.#starts[d]!;
-      yield [this.#ids.idOf(d), { rows, digest: hex8(a) + hex8(b) }];
+      yield [this.#ids.idOf(d), pairs.value];
     }
   }
+}
+
+/**
+ * The order-free digest of one document's (chunk_index, hash key) pairs (DatasetRows.digests): a
+ * sum of mixed pairs in two 32-bit lanes, duplicates counted.
+ */
+export class PairDigest {
+  a = 0;
+  b = 0;
+  rows = 0;
+
+  add(index: number, key: number): void {
+    const low = key >>> 0;
+    const high = Math.floor(key / 2 ** 32) >>> 0;
+    this.a = (this.a + fmix32(low ^ Math.imul(index + 1, 0x9e3779b1) ^ fmix32(high))) >>> 0;
+    this.b = (this.b + fmix32(high ^ Math.imul(index + 1, 0x85ebca77) ^ fmix32(low ^ 0x27d4eb2f))) >>> 0;
+    this.rows += 1;
+  }
+
+  get value(): DocumentDigest {
+    return { rows: this.rows, digest: hex8(this.a) + hex8(this.b) };
+  }
+}
+
+/**
+ * The digest of a whole set of rows (id, chunk_index, hash key), in constant memory: per lane, the
+ * sum over rows of `f(id) · g(chunk_index, key)` mod 2^32, `g` a lane of PairDigest's mix and `f` an
+ * odd hash of the id. Multiplication distributes over the sum, so it is also the sum over
+ * documents of `f(id) · (their PairDigest)`: rows can be added a file at a time, in any order, and
+ * the plan's documents a document at a time, and the two agree exactly when the rows are the
+ * planned ones (a row changed, missing or repeated changes each lane unless with probability
+ * ~2^-32: an odd factor is invertible mod 2^32).
+ */
+export class VersionDigest {
+  #a = 0;
+  #b = 0;
+  #rows = 0;
+
+  /** A document's rows, as their PairDigest. */
+  addDocument(id: string, pairs: PairDigest): void {
+    const [fa, fb] = fingerprint(id);
+    this.#a = (this.#a + Math.imul(fa | 1, pairs.a)) >>> 0;
+    this.#b = (this.#b + Math.imul(fb | 1, pairs.b)) >>> 0;
+    this.#rows += pairs.rows;
+  }
+
+  /** Another set of rows (another file's), added. */
+  addDigest(other: VersionDigest): void {
+    this.#a = (this.#a + other.#a) >>> 0;
+    this.#b = (this.#b + other.#b) >>> 0;
+    this.#rows += other.#rows;
+  }
+
+  get rows(): number {
+    return this.#rows;
+  }
+
+  equals(other: VersionDigest): boolean {
+    return this.#a === other.#a && this.#b === other.#b && this.#rows === other.#rows;
+  }
+}
+
+/** The VersionDigest of rows given in order (a document's rows need not be consecutive). */
+export function versionDigestOf(
+  rows: readonly { readonly documentId: string; readonly index: number; readonly key: number }[],
+): VersionDigest {
+  const digest = new VersionDigest();
+  let pairs = new PairDigest();
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    pairs.add(row.index, row.key);
+    if (r + 1 === rows.length || rows[r + 1]!.documentId !== row.documentId) {
+      digest.addDocument(row.documentId, pairs);
+      pairs = new PairDigest();
+    }
+  }
+  return digest;
 }
 
 /** murmur3's 32-bit finalizer: every input bit flips each output bit with probability ~1/2. */

@@ -7,9 +7,10 @@
 import type { Batch, Chunk, EmbeddedBatch } from '../domain.js';
 import type { Ledger } from '../observability/ledger.js';
 import { batchRecordMetadata, batchRecordOf, withoutStaleRows } from './batch-record.js';
+import { type VersionDigest, versionDigestOf } from './contract.js';
 import type { DatasetWriter } from './dataset.js';
 import { GroupCommitter } from './group-committer.js';
-import { type FileRowKeys, rowKeysOf } from './row-keys.js';
+import { hashKey } from './hash-key.js';
 import type { SpillLog } from './spill.js';
 
 /** What the commit asks of the run's chunk sizing. */
@@ -40,9 +41,18 @@ export interface DurableCommitOptions {
   readonly maxDelayMs: number;
 }
 
+/** A data file this process wrote: what finalize knows of it without reading it. */
+export interface WrittenFile {
+  /** Its rows (the writer read the count back from the file's footer). */
+  readonly rows: number;
+  readonly dims: number;
+  /** The digest of its rows' (id, chunk_index, content_hash): constant memory, whatever the rows. */
+  readonly digest: VersionDigest;
+}
+
 export class DurableCommit {
-  /** Data files this process wrote, with their row keys: finalize reads neither again. */
-  readonly writtenHere = new Map<string, FileRowKeys>();
+  /** Data files this process wrote: finalize checks them against the plan without reading them. */
+  readonly writtenHere = new Map<string, WrittenFile>();
   readonly #options: DurableCommitOptions;
   readonly #committer: GroupCommitter;
 
@@ -86,14 +96,19 @@ export class DurableCommit {
     );
     const chunks = rows.flatMap(({ embedded }) => embedded.chunks);
     const dims = rows.find(({ embedded }) => embedded.vectors.length > 0)?.embedded.vectors[0]?.length;
-    const keys = rowKeysOf(written.file, chunks, dims);
+    const keys = Float64Array.from(chunks, (c) => hashKey(c.hash));
     // (A group without a vector declares no dims of its own: finalize reads that file.)
-    if (dims !== undefined) this.writtenHere.set(written.file, keys);
+    if (dims !== undefined) {
+      const digest = versionDigestOf(
+        chunks.map((chunk, row) => ({ documentId: chunk.documentId, index: chunk.index, key: keys[row]! })),
+      );
+      this.writtenHere.set(written.file, { rows: written.rows, dims, digest });
+    }
     await reuse.committed(
       written.file,
       chunks.map((c) => c.hash),
       rows.flatMap(({ embedded }) => embedded.vectors),
-      keys.keys,
+      keys,
     );
     await spill.committed(rows.map(({ batch }) => batch.batchId));
     rows.forEach(({ batch }, i) => {

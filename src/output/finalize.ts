@@ -18,13 +18,17 @@ import {
   type ContractViolation,
   checkRows,
   DatasetRows,
+  type DocumentDigest,
   type ExpectedRows,
+  type FailedChunks,
   failedChunks,
   selectRows,
+  VersionDigest,
   Violations,
 } from './contract.js';
 import { type DocumentChanges, documentChanges } from './document-changes.js';
 import { writeDocumentsFile } from './documents-file.js';
+import type { WrittenFile } from './durable-commit.js';
 import {
   compactParts,
   type DatasetWriter,
@@ -37,7 +41,7 @@ import {
 } from './index.js';
 import type { ManifestContract } from './manifest.js';
 import { type FileRowKeys, type RowKeyOptions, readRowKeys } from './row-keys.js';
-import { verifyVersion } from './verify.js';
+import { type CountedRows, verifyVersion } from './verify.js';
 import type { VersionedDataset } from './versions.js';
 
 export interface FinalizeInput {
@@ -199,10 +203,11 @@ export interface FinalizeVersionInput {
     };
   };
   /**
-   * Data files this process wrote, with the row keys it wrote: neither read nor their texts hashed
-   * again (they are the chunks it hashed itself, and each file's row count was read back).
+   * Data files this process wrote, with their rows' digest: their texts are not hashed again (they
+   * are the chunks it hashed itself, and each file's row count was read back), and when the
+   * version is all theirs and its rows digest to the plan's, not even their keys are read.
    */
-  readonly writtenHere?: ReadonlyMap<string, FileRowKeys>;
+  readonly writtenHere?: ReadonlyMap<string, WrittenFile>;
   /** Row keys already read from the version's files (the vector index read them). */
   readonly readKeys?: { rowKeys(file: string): FileRowKeys | undefined };
   readonly planned: readonly string[];
@@ -267,23 +272,11 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
   if (removed.length > 0) logger.info({ removed: removed.length }, 'removed part files of an earlier plan');
   // The contract, against the plan, before anything is switched: a violation leaves the version on
   // disk to inspect or resume, and readers on the previous one.
-  const checked = await linkedFromChecked(writer.dir, input.current);
-  const { files, scans, violations } = await compactDataset({
-    writer,
-    planned: input.planned,
-    owners: input.owners,
-    expected: input.expected,
-    model: input.model,
-    checkTexts: (file) => !input.writtenHere?.has(file) && !checked.has(file),
-    known: (file) =>
-      input.writtenHere?.get(file) ?? (checked.has(file) ? input.readKeys?.rowKeys(file) : undefined),
-  });
-  if (violations.length > 0) throw new DatasetContractError(writer.dir, violations);
-  const rows = new DatasetRows(files.map((file) => scans.get(file)!));
+  const failed = failedChunks(input.failures);
   const dims = input.dims ?? 0;
-  const broken = checkRows({ rows, dims, failed: failedChunks(input.failures), expected: input.expected });
-  if (broken.length > 0) throw new DatasetContractError(writer.dir, broken);
-  const documentsSha256 = await writeDocumentsFile(writer.dir, rows.digestEntries());
+  const version = await checkVersion(input, failed, dims);
+  const { files, counted } = version;
+  const documentsSha256 = await writeDocumentsFile(writer.dir, version.documents());
 
   const current = input.current;
   const changes =
@@ -299,11 +292,11 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
     ...(changes ? { documents: changes } : {}),
     chunks: input.chunks,
   };
-  const contract = { documents: rows.documents, documentsSha256 };
-  const manifest = await input.manifest({ files, rows: rows.rows, dataset, contract });
+  const contract = { documents: counted.documents, documentsSha256 };
+  const manifest = await input.manifest({ files, rows: counted.rows, dataset, contract });
   await writeManifest(writer.dir, manifest);
-  // The same check `embedpipe verify` makes, on what is now on disk (the row keys already read).
-  const verified = await verifyVersion({ dir: writer.dir, scans, rows });
+  // The same check `embedpipe verify` makes, on what is now on disk (the rows already checked).
+  const verified = await verifyVersion({ dir: writer.dir, counted });
   if (verified.violations.length > 0) throw new DatasetContractError(writer.dir, verified.violations);
   const verdict = current && input.gate ? await input.gate(input.version, current.name) : undefined;
   if (verdict && !verdict.holds) {
@@ -311,7 +304,7 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
     return {
       switched: false,
       files,
-      rows: rows.rows,
+      rows: counted.rows,
       counts: manifest.counts,
       ...(changes ? { changes } : {}),
       pruned: [],
@@ -322,16 +315,136 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
   await input.dataset.switchTo(input.version);
   const pruned = await input.dataset.prune(input.keepVersions);
   logger.info(
-    { version: input.version, replaces: current?.name, pruned },
+    {
+      version: input.version,
+      replaces: current?.name,
+      pruned,
+      checked: version.byDigest ? 'by digest' : 'row by row',
+    },
     'switched the dataset to the new version',
   );
   return {
     switched: true,
     files,
-    rows: rows.rows,
+    rows: counted.rows,
     counts: manifest.counts,
     ...(changes ? { changes } : {}),
     pruned,
+  };
+}
+
+/** What checking a version against the plan takes (FinalizeVersionInput's). */
+export type VersionCheckInput = Pick<
+  FinalizeVersionInput,
+  'writer' | 'planned' | 'owners' | 'expected' | 'model' | 'writtenHere' | 'readKeys' | 'current' | 'logger'
+>;
+
+/**
+ * The version's files checked against the plan (the dataset contract): by digest where that is
+ * certain, else row by row; throws DatasetContractError naming what breaks it.
+ */
+export async function checkVersion(
+  input: VersionCheckInput,
+  failed: FailedChunks,
+  dims: number,
+): Promise<CheckedVersion> {
+  return (await checkedByDigest(input, failed, dims)) ?? (await checkedByRows(input, failed, dims));
+}
+
+/** A version's files checked against the plan: what its manifest and `_documents.jsonl` say. */
+export interface CheckedVersion {
+  /** True when no row was read: the files' digests were the plan's. */
+  readonly byDigest: boolean;
+  readonly files: string[];
+  readonly counted: CountedRows;
+  /** Each document's digest, for `_documents.jsonl`. */
+  documents(): Iterable<[string, DocumentDigest]>;
+}
+
+/**
+ * The version checked without reading a row, where that is certain: every file is a group file
+ * this process wrote, holding only planned batches, no document was re-planned, and the digest of
+ * the files' rows (summed at their commit) is the digest of the plan's chunks less the failed
+ * ones. `_documents.jsonl` then comes from the plan. Undefined otherwise: checkedByRows decides, and
+ * names what is wrong (a digest alone cannot). Nothing here grows with the rows.
+ */
+async function checkedByDigest(
+  input: VersionCheckInput,
+  failed: FailedChunks,
+  dims: number,
+): Promise<CheckedVersion | undefined> {
+  const { writer, expected, writtenHere } = input;
+  if (!writtenHere || writtenHere.size === 0 || input.owners.size > 0) return undefined;
+  const plannedSet = new Set(input.planned);
+  const fileOf = await writer.batchFiles();
+  for (const batchId of fileOf.keys()) if (!plannedSet.has(batchId)) return undefined;
+  const files = [
+    ...new Set(input.planned.map((id) => fileOf.get(id)).filter((f): f is string => f !== undefined)),
+  ];
+  const fileRows = new Map<string, number>();
+  const rows = new VersionDigest();
+  for (const file of files) {
+    const written = writtenHere.get(file);
+    if (!written || written.rows !== written.digest.rows || (dims > 0 && written.dims !== dims))
+      return undefined;
+    fileRows.set(file, written.rows);
+    rows.addDigest(written.digest);
+  }
+  const planned = expected.plannedDigests(failed);
+  if (!planned) return undefined;
+  const plan = new VersionDigest();
+  let documents = 0;
+  for (const [id, pairs] of planned) {
+    plan.addDocument(id, pairs);
+    documents += 1;
+  }
+  if (!plan.equals(rows)) {
+    input.logger.info("the files' rows do not digest to the plan's: checking them row by row");
+    return undefined;
+  }
+  return {
+    byDigest: true,
+    files,
+    counted: { fileRows, rows: rows.rows, documents },
+    *documents() {
+      for (const [id, pairs] of expected.plannedDigests(failed) ?? []) yield [id, pairs.value];
+    },
+  };
+}
+
+/**
+ * The version checked row by row: compacted where rows must go, every row selected against the
+ * plan, grouped by document and checked; throws DatasetContractError naming what breaks it.
+ */
+async function checkedByRows(
+  input: VersionCheckInput,
+  failed: FailedChunks,
+  dims: number,
+): Promise<CheckedVersion> {
+  const { writer } = input;
+  const checked = await linkedFromChecked(writer.dir, input.current);
+  const { files, scans, violations } = await compactDataset({
+    writer,
+    planned: input.planned,
+    owners: input.owners,
+    expected: input.expected,
+    model: input.model,
+    checkTexts: (file) => !input.writtenHere?.has(file) && !checked.has(file),
+    known: (file) => (checked.has(file) ? input.readKeys?.rowKeys(file) : undefined),
+  });
+  if (violations.length > 0) throw new DatasetContractError(writer.dir, violations);
+  const rows = new DatasetRows(files.map((file) => scans.get(file)!));
+  const broken = checkRows({ rows, dims, failed, expected: input.expected });
+  if (broken.length > 0) throw new DatasetContractError(writer.dir, broken);
+  return {
+    byDigest: false,
+    files,
+    counted: {
+      fileRows: new Map(files.map((file) => [file, scans.get(file)!.ids.length])),
+      rows: rows.rows,
+      documents: rows.documents,
+    },
+    documents: () => rows.digestEntries(),
   };
 }
 

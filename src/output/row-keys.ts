@@ -89,21 +89,6 @@ export interface FileRowKeys {
   readonly unhashed?: readonly number[];
 }
 
-/** The row keys of rows a process wrote itself, from the chunks it wrote (no file read). */
-export function rowKeysOf(
-  file: string,
-  chunks: readonly { readonly documentId: string; readonly index: number; readonly hash: string }[],
-  dims: number | undefined,
-): FileRowKeys {
-  return {
-    file,
-    ids: RowIds.of(chunks.map((c) => c.documentId)),
-    indices: Int32Array.from(chunks, (c) => c.index),
-    keys: Float64Array.from(chunks, (c) => hashKey(c.hash)),
-    dims,
-  };
-}
-
 const KEY_COLUMNS = [ID_COLUMN, INDEX_COLUMN, HASH_COLUMN];
 const TEXT_COLUMN = 'text';
 

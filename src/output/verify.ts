@@ -39,7 +39,7 @@ import { sha256File } from './input-digest.js';
 import { DOCUMENTS_FILE, FAILURES_FILE } from './jsonl.js';
 import { type Manifest, type ManifestV1, readManifest } from './manifest.js';
 import type { OutputFormat } from './part-file.js';
-import { type FileRowKeys, hashedImage, readRowKeys } from './row-keys.js';
+import { hashedImage, readRowKeys } from './row-keys.js';
 import {
   EMBEDDING_COLUMN,
   HASH_COLUMN,
@@ -53,15 +53,21 @@ export interface VerifyOptions {
   /** The version's folder. */
   readonly dir: string;
   readonly deep?: boolean;
-  /** Row keys already read (the switch's own scan), by file: not read again. */
-  readonly scans?: ReadonlyMap<string, FileRowKeys>;
   /**
-   * Those rows, grouped, as the switch just checked them against the plan and digested them into
-   * `_documents.jsonl`: used when every listed file's keys are in `scans`. Their per-row rules are not
-   * checked again; what is on disk is (the manifest against the files, `_documents.jsonl` against
-   * the manifest's sha256 of it).
+   * The rows as the switch just checked them against the plan and digested them into
+   * `_documents.jsonl`: used when every listed file is counted. Their per-row rules are not checked
+   * again (nor a row read); what is on disk is (the manifest against the files,
+   * `_documents.jsonl` against the manifest's sha256 of it).
    */
-  readonly rows?: DatasetRows;
+  readonly counted?: CountedRows;
+}
+
+/** A version's rows as its switch counted them. */
+export interface CountedRows {
+  /** Rows per data file. */
+  readonly fileRows: ReadonlyMap<string, number>;
+  readonly rows: number;
+  readonly documents: number;
 }
 
 export interface VerifyReport {
@@ -115,15 +121,16 @@ export async function verifyVersion(options: VerifyOptions): Promise<VerifyRepor
     );
   if (absent.length > 0) violations.push(fileViolation('files the manifest lists that are missing', absent));
 
-  const limit = pLimit(READS_IN_FLIGHT);
   const files = manifest.files.filter((name) => present.has(name));
-  const scans = await Promise.all(
-    files.map((file) =>
-      limit(async () => options.scans?.get(file) ?? (await readRowKeys(dir, file, format))),
-    ),
-  );
-  const checked = options.rows !== undefined && files.every((file) => options.scans?.has(file));
-  const rows = checked && options.rows ? options.rows : new DatasetRows(scans);
+  const counted = options.counted;
+  const checked = counted !== undefined && files.every((file) => counted.fileRows.has(file));
+  const limit = pLimit(READS_IN_FLIGHT);
+  const scans = checked
+    ? []
+    : await Promise.all(files.map((file) => limit(() => readRowKeys(dir, file, format))));
+  // Grouped by document only when the rows are checked here (not counted by the switch).
+  const grouped = checked ? undefined : new DatasetRows(scans);
+  const rows: { readonly rows: number; readonly documents: number } = grouped ?? counted!;
   if (manifest.counts.rows !== rows.rows)
     violations.push({
       check: 'manifest',
@@ -131,10 +138,10 @@ export async function verifyVersion(options: VerifyOptions): Promise<VerifyRepor
       ids: [],
     });
   const recorded = await recordedDocuments(dir, manifest, violations, { parse: !checked });
-  if (!checked) {
+  if (grouped) {
     violations.push(
       ...checkRows({
-        rows,
+        rows: grouped,
         dims: manifest.dims,
         failed: failedChunks(await readFailures(dir)),
         ...(recorded ? { recorded } : {}),
@@ -147,7 +154,9 @@ export async function verifyVersion(options: VerifyOptions): Promise<VerifyRepor
     model: manifest.model,
     dims: manifest.dims,
     format,
-    files: scans.map((scan) => ({ file: scan.file, rows: scan.ids.length })),
+    files: checked
+      ? files.map((file) => ({ file, rows: counted?.fileRows.get(file) ?? 0 }))
+      : scans.map((scan) => ({ file: scan.file, rows: scan.ids.length })),
     rows: rows.rows,
     documents: rows.documents,
     violations,

@@ -199,6 +199,8 @@ describe('embedpipe run', () => {
       env(),
     );
     expect(read.code, read.stderr).toBe(0);
+    // Every file written by this run, its rows the plan's: checked by digest, no row read.
+    expect(read.stderr).toContain('"checked":"by digest"');
     const texts = (await readDataset(out)).map((row) => row.text).sort();
     expect(texts).toEqual(['crème brûlée, in Latin-1', 'naïve café, in UTF-8']);
   });

@@ -13,6 +13,8 @@ import {
   parseDocumentLines,
   rowsDigest,
   selectRows,
+  VersionDigest,
+  versionDigestOf,
 } from '../../src/output/contract.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import { writeDocumentsFile } from '../../src/output/documents-file.js';
@@ -213,6 +215,94 @@ describe('recorded digests (verify)', () => {
       .get('a');
     expect(swapped).toEqual(one);
     expect(doubled?.digest).not.toBe(one?.digest);
+  });
+});
+
+describe('the version digest (a switch that reads no row)', () => {
+  const rowsOf = (rows: readonly (readonly [string, number, string?])[]) =>
+    rows.map(([documentId, index, hash]) => ({
+      documentId,
+      index,
+      key: hashKey(hash ?? hashOf(documentId, index)),
+    }));
+  const digestOf = (...files: (readonly (readonly [string, number, string?])[])[]) => {
+    const sum = new VersionDigest();
+    for (const file of files) sum.addDigest(versionDigestOf(rowsOf(file)));
+    return sum;
+  };
+  const planDigest = (expected: ExpectedRows, failed = new Map<string, Set<number>>()) => {
+    const sum = new VersionDigest();
+    for (const [id, pairs] of expected.plannedDigests(failed)!) sum.addDocument(id, pairs);
+    return sum;
+  };
+  const expected = plan({ a: 3, b: 1, c: 2 });
+  const exact = [
+    ['a', 0],
+    ['a', 1],
+    ['a', 2],
+    ['b', 0],
+    ['c', 0],
+    ['c', 1],
+  ] as const;
+
+  it("is the plan's for exactly its rows, split into files in any order, a document across files", () => {
+    expect(digestOf(exact).equals(planDigest(expected))).toBe(true);
+    expect(digestOf(exact.slice(3), exact.slice(0, 1), exact.slice(1, 3)).equals(planDigest(expected))).toBe(
+      true,
+    );
+    expect(digestOf(exact).rows).toBe(6);
+  });
+
+  it('is not for a row missing, repeated, moved to another document or index, or with another hash', () => {
+    const broken = [
+      exact.slice(1),
+      [...exact, ['a', 1]],
+      [...exact.slice(0, 5), ['b', 1]],
+      [...exact.slice(0, 5), ['c', 2]],
+      [...exact.slice(0, 5), ['c', 1, hashOf('z', 0)]],
+      // Two rows' ids swapped: the same pairs and the same ids, paired otherwise.
+      [
+        ['a', 0],
+        ['a', 1],
+        ['a', 2],
+        ['c', 0],
+        ['b', 0],
+        ['c', 1],
+      ].map(([id, i], k) =>
+        k === 3
+          ? (['c', 0, hashOf('b', 0)] as const)
+          : k === 4
+            ? (['b', 0, hashOf('c', 0)] as const)
+            : ([id, i] as const),
+      ),
+    ] as (readonly (readonly [string, number, string?])[])[];
+    for (const rows of broken) expect(digestOf(rows).equals(planDigest(expected))).toBe(false);
+  });
+
+  it("leaves the failed chunks out of the plan's, and is undefined where the plan does not name every row", () => {
+    const failed = new Map([['a', new Set([1])]]);
+    const without = exact.filter(([id, i]) => !(id === 'a' && i === 1));
+    expect(digestOf(without).equals(planDigest(expected, failed))).toBe(true);
+    expect(digestOf(exact).equals(planDigest(expected, failed))).toBe(false);
+    // A document with all its chunks failed has no line.
+    const allGone = new Map([['b', new Set([0])]]);
+    expect([...expected.plannedDigests(allGone)!].map(([id]) => id)).toEqual(['a', 'c']);
+    // Index 1 of d is not named: only a failure explains its absence.
+    const gap = new ExpectedRows();
+    gap.add('d', 0, hashOf('d', 0));
+    gap.add('d', 2, hashOf('d', 2));
+    expect(gap.plannedDigests(new Map())).toBeUndefined();
+    expect(gap.plannedDigests(new Map([['d', new Set([1])]]))).toBeDefined();
+    const replanned = plan({ e: 1 });
+    replanned.replan('e', 'f1');
+    expect(replanned.plannedDigests(new Map())).toBeUndefined();
+  });
+
+  it("gives _documents.jsonl the lines the rows' grouping gives", () => {
+    const fromPlan = new Map(
+      [...expected.plannedDigests(new Map())!].map(([id, pairs]) => [id, pairs.value]),
+    );
+    expect(fromPlan).toEqual(new DatasetRows([scan('f1', exact)]).digests());
   });
 });
 

@@ -1,5 +1,6 @@
 /**
- * A distributed finalize reads each part's footer once: its tally reads every part's batch record,
+ * Finalize's check of a version against the plan (by digest, or row by row), and a distributed
+ * finalize reading each part's footer once: its tally reads every part's batch record,
  * and the compaction's survey of the same parts gets those reads instead of opening the files again.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -7,11 +8,17 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentHash } from '../../src/content-hash.js';
-import { ExpectedRows } from '../../src/output/contract.js';
+import type { EmbeddedBatch } from '../../src/domain.js';
+import { DatasetContractError } from '../../src/errors.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { DatasetRows, ExpectedRows, versionDigestOf } from '../../src/output/contract.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
-import { compactDataset } from '../../src/output/finalize.js';
+import type { WrittenFile } from '../../src/output/durable-commit.js';
+import { checkVersion, compactDataset } from '../../src/output/finalize.js';
+import { hashKey } from '../../src/output/hash-key.js';
 import { CODECS } from '../../src/output/part-file.js';
 import { readingOnce } from '../../src/output/reading-once.js';
+import { readRowKeys } from '../../src/output/row-keys.js';
 import { query, sqlString } from '../helpers/duckdb.js';
 import { makeBatch } from '../output/fixtures.js';
 
@@ -84,5 +91,100 @@ describe('compactDataset with footers read once', () => {
       `SELECT count(*)::INT AS n FROM read_parquet(${sqlString(join(dir, '*.parquet'))})`,
     );
     expect(counted[0]?.['n']).toBe(rows);
+  });
+});
+
+describe('checkVersion: by digest where certain, row by row otherwise', () => {
+  const MODEL = 'test/model-1';
+  const DIMS = 8;
+  /** A batch of `documents` documents of `chunks` chunks each, ids `${prefix}-d`. */
+  const batchOf = (batchId: string, prefix: string, documents: number, chunks: number): EmbeddedBatch => {
+    const made = makeBatch({ batchId, rows: documents * chunks, dims: DIMS, seed: batchId.length * 7 });
+    const rows = made.chunks.map((c, i) => {
+      const text = `${prefix} document ${Math.floor(i / chunks)} chunk ${i % chunks}`;
+      return {
+        ...c,
+        documentId: `${prefix}-${Math.floor(i / chunks)}`,
+        index: i % chunks,
+        text,
+        hash: contentHash(MODEL, text),
+      };
+    });
+    return { ...made, chunks: rows };
+  };
+
+  /** Groups written as a run writes them, each file's digest summed from the rows it wrote. */
+  async function written(name: string, groups: EmbeddedBatch[][], plan: EmbeddedBatch[] = groups.flat()) {
+    const dir = join(root, name);
+    const writer = new DatasetWriter({ dir, format: 'parquet', metadata: { 'embedpipe.model': MODEL } });
+    const writtenHere = new Map<string, WrittenFile>();
+    for (const group of groups) {
+      const file = await writer.writeGroup(group.map((batch) => ({ batchId: batch.batchId, batch })));
+      const chunks = group.flatMap((b) => b.chunks);
+      const digest = versionDigestOf(
+        chunks.map((c) => ({ documentId: c.documentId, index: c.index, key: hashKey(c.hash) })),
+      );
+      writtenHere.set(file.file, { rows: file.rows, dims: DIMS, digest });
+    }
+    const expected = new ExpectedRows();
+    for (const chunk of plan.flatMap((b) => b.chunks))
+      expected.add(chunk.documentId, chunk.index, chunk.hash);
+    const input = {
+      writer,
+      planned: plan.map((b) => b.batchId),
+      owners: new Map<string, string>(),
+      expected,
+      model: MODEL,
+      writtenHere,
+      logger: silentLogger(),
+    };
+    return { dir, input };
+  }
+
+  it('reads no row when the files digest to the plan, and gives the documents their rows would give', async () => {
+    const a = batchOf('a', 'x', 3, 4);
+    const b = batchOf('b', 'y', 5, 2);
+    const c = batchOf('c', 'z', 1, 7);
+    const { dir, input } = await written('by-digest', [[a, c], [b]], [a, b, c]);
+    const checked = await checkVersion(input, new Map(), DIMS);
+    expect(checked.byDigest).toBe(true);
+    expect(checked.counted).toMatchObject({ rows: 12 + 10 + 7, documents: 9 });
+    const scans = await Promise.all(checked.files.map((file) => readRowKeys(dir, file, 'parquet')));
+    expect(new Map(checked.documents())).toEqual(new DatasetRows(scans).digests());
+    // The same version row by row (no digests): the same answer.
+    const { writtenHere: _, ...unwritten } = input;
+    const byRows = await checkVersion(unwritten, new Map(), DIMS);
+    expect(byRows.byDigest).toBe(false);
+    expect(byRows.counted).toEqual(checked.counted);
+  });
+
+  it('leaves out a failed chunk by digest, and checks row by row when a file holds a row twice', async () => {
+    const a = batchOf('a', 'x', 2, 3);
+    const failedOne = { ...a, chunks: a.chunks.filter((c) => !(c.documentId === 'x-1' && c.index === 2)) };
+    failedOne.vectors = failedOne.chunks.map(() => new Float32Array(DIMS));
+    const { input } = await written('failed', [[failedOne]], [a]);
+    const failed = new Map([['x-1', new Set([2])]]);
+    expect((await checkVersion(input, failed, DIMS)).byDigest).toBe(true);
+    // Not listed as failed: missing, named row by row.
+    await expect(checkVersion(input, new Map(), DIMS)).rejects.toThrow(/x-1/);
+
+    const twice = { ...a, chunks: [...a.chunks, a.chunks[0]!], vectors: [...a.vectors, a.vectors[0]!] };
+    const doubled = await written('twice', [[twice]], [a]);
+    const error = await checkVersion(doubled.input, new Map(), DIMS).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DatasetContractError);
+    expect((error as DatasetContractError).violations.map((v) => v.check)).toContain('chunk-index');
+    expect((error as DatasetContractError).message).toContain('x-0');
+  });
+
+  it('checks row by row when a row is not the one the plan holds, and names it', async () => {
+    const a = batchOf('a', 'x', 2, 2);
+    const edited = {
+      ...a,
+      chunks: a.chunks.map((c, i) => (i === 3 ? { ...c, hash: contentHash(MODEL, 'another text') } : c)),
+    };
+    const { input } = await written('edited', [[edited]], [a]);
+    const error = await checkVersion(input, new Map(), DIMS).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DatasetContractError);
+    expect((error as DatasetContractError).message).toContain('x-1');
   });
 });
