@@ -39,6 +39,24 @@ export type ContractCheck =
 /** Offending ids named per violation (the count says how many there are). */
 export const IDS_NAMED = 5;
 
+/** What the planner hands each planned chunk to. */
+export interface PlanSink {
+  add(documentId: string, index: number, hash: string): void;
+}
+
+/** The plan as the switch reads it (output/planned-chunks.ts, or an ExpectedRows in memory). */
+export interface PlanReader {
+  /**
+   * The digest of the plan's chunks less `failed`, and how many documents keep a row; undefined
+   * when the plan does not name every row (the row-by-row check decides).
+   */
+  digest(failed: FailedChunks): Promise<{ digest: VersionDigest; documents: number } | undefined>;
+  /** Each document that keeps a row, its rows less `failed` digested, in plan order. */
+  documentDigests(failed: FailedChunks): AsyncIterable<[string, DocumentDigest]>;
+  /** The whole plan in memory, for the row-by-row check. */
+  rows(): Promise<ExpectedRows>;
+}
+
 /** A chunk index the plan does not name (a gap in a document's keys). */
 const UNNAMED = Number.NaN;
 
@@ -48,7 +66,7 @@ const UNNAMED = Number.NaN;
  * (an array per document held its keys as heap numbers, several times that, millions in a large
  * run: docs/benchmarks.md, "Memory").
  */
-export class ExpectedRows {
+export class ExpectedRows implements PlanSink, PlanReader {
   /** Document ids and their numbers. */
   readonly #numbers = new IdNumbers();
   /** Per document number: its first slot in #pool, and how many (its highest index + 1). */
@@ -62,6 +80,11 @@ export class ExpectedRows {
   /** A chunk of the plan. */
   add(documentId: string, index: number, hash: string): void {
     this.#set(documentId, index, hashKey(hash));
+  }
+
+  /** A chunk of the plan, by its hash key (hash-key.ts). */
+  addKey(documentId: string, index: number, key: number): void {
+    this.#set(documentId, index, key);
   }
 
   #set(documentId: string, index: number, key: number): void {
@@ -165,6 +188,26 @@ export class ExpectedRows {
       }
     }
     return this.#digests(failed);
+  }
+
+  async digest(failed: FailedChunks): Promise<{ digest: VersionDigest; documents: number } | undefined> {
+    const planned = this.plannedDigests(failed);
+    if (!planned) return undefined;
+    const digest = new VersionDigest();
+    let documents = 0;
+    for (const [id, pairs] of planned) {
+      digest.addDocument(id, pairs);
+      documents += 1;
+    }
+    return { digest, documents };
+  }
+
+  async *documentDigests(failed: FailedChunks): AsyncGenerator<[string, DocumentDigest]> {
+    for (const [id, pairs] of this.plannedDigests(failed) ?? []) yield [id, pairs.value];
+  }
+
+  async rows(): Promise<ExpectedRows> {
+    return this;
   }
 
   *#digests(failed: FailedChunks): Generator<[string, PairDigest]> {

@@ -22,6 +22,7 @@ import {
   type ExpectedRows,
   type FailedChunks,
   failedChunks,
+  type PlanReader,
   selectRows,
   VersionDigest,
   Violations,
@@ -212,7 +213,7 @@ export interface FinalizeVersionInput {
   readonly readKeys?: { rowKeys(file: string): FileRowKeys | undefined };
   readonly planned: readonly string[];
   readonly owners: ReadonlyMap<string, string>;
-  readonly expected: ExpectedRows;
+  readonly expected: PlanReader;
   /**
    * Chunks without a vector: failures recorded in committed batches, and the chunks of failed
    * batches; and audio files whose transcription failed (their documents are missing: count them
@@ -358,7 +359,7 @@ export interface CheckedVersion {
   readonly files: string[];
   readonly counted: CountedRows;
   /** Each document's digest, for `_documents.jsonl`. */
-  documents(): Iterable<[string, DocumentDigest]>;
+  documents(): Iterable<[string, DocumentDigest]> | AsyncIterable<[string, DocumentDigest]>;
 }
 
 /**
@@ -390,25 +391,17 @@ async function checkedByDigest(
     fileRows.set(file, written.rows);
     rows.addDigest(written.digest);
   }
-  const planned = expected.plannedDigests(failed);
-  if (!planned) return undefined;
-  const plan = new VersionDigest();
-  let documents = 0;
-  for (const [id, pairs] of planned) {
-    plan.addDocument(id, pairs);
-    documents += 1;
-  }
-  if (!plan.equals(rows)) {
+  const plan = await expected.digest(failed);
+  if (!plan) return undefined;
+  if (!plan.digest.equals(rows)) {
     input.logger.info("the files' rows do not digest to the plan's: checking them row by row");
     return undefined;
   }
   return {
     byDigest: true,
     files,
-    counted: { fileRows, rows: rows.rows, documents },
-    *documents() {
-      for (const [id, pairs] of expected.plannedDigests(failed) ?? []) yield [id, pairs.value];
-    },
+    counted: { fileRows, rows: rows.rows, documents: plan.documents },
+    documents: () => expected.documentDigests(failed),
   };
 }
 
@@ -423,18 +416,19 @@ async function checkedByRows(
 ): Promise<CheckedVersion> {
   const { writer } = input;
   const checked = await linkedFromChecked(writer.dir, input.current);
+  const expected = await input.expected.rows();
   const { files, scans, violations } = await compactDataset({
     writer,
     planned: input.planned,
     owners: input.owners,
-    expected: input.expected,
+    expected,
     model: input.model,
     checkTexts: (file) => !input.writtenHere?.has(file) && !checked.has(file),
     known: (file) => (checked.has(file) ? input.readKeys?.rowKeys(file) : undefined),
   });
   if (violations.length > 0) throw new DatasetContractError(writer.dir, violations);
   const rows = new DatasetRows(files.map((file) => scans.get(file)!));
-  const broken = checkRows({ rows, dims, failed, expected: input.expected });
+  const broken = checkRows({ rows, dims, failed, expected });
   if (broken.length > 0) throw new DatasetContractError(writer.dir, broken);
   return {
     byDigest: false,

@@ -23,12 +23,12 @@ import type { Logger } from '../observability/logger.js';
 import type { RunStats } from '../observability/stats.js';
 import { type RunSummary, summarize } from '../observability/summary.js';
 import { failuresOfBatch } from '../output/batch-record.js';
-import { ExpectedRows } from '../output/contract.js';
 import { DurableCommit } from '../output/durable-commit.js';
 import { type FinalizedVersion, finalizeVersion } from '../output/finalize.js';
 import { FreeSpaceGuard } from '../output/free-space.js';
 import { REJECTS_FILE, sideFile } from '../output/index.js';
 import { datasetDims, manifestOf, versionCounts } from '../output/manifest-of.js';
+import { PlannedChunks } from '../output/planned-chunks.js';
 import { restoreReplans } from '../output/replans.js';
 import type { SpillLog } from '../output/spill.js';
 import { replaySpill } from '../output/spill-replay.js';
@@ -78,8 +78,9 @@ async function embedCorpus(settings: RunSettings, plan: RunPlan, deps: RunDepend
       try {
         return await embedInto(stages);
       } finally {
-        // The index's file beside the dataset is freed (a failed build has none).
+        // The files beside the dataset (the index's, the plan's chunks) are freed.
         (await run.index()?.catch(() => undefined))?.close();
+        stages.expected.close();
       }
     } finally {
       await run.session.release();
@@ -99,7 +100,8 @@ interface RunStages {
   readonly space: FreeSpaceGuard;
   readonly commit: DurableCommit;
   readonly rejects: ReturnType<typeof sideFile>;
-  readonly expected: ExpectedRows;
+  /** The chunks planned (what the version must hold), on disk as they are planned. */
+  readonly expected: PlannedChunks;
   readonly audio: Awaited<ReturnType<typeof runTranscription>>;
   readonly versions: Awaited<ReturnType<VersionedDataset['list']>>;
   /** Batches whose retries ran out this run: not committed, so a re-run sends them again. */
@@ -142,7 +144,7 @@ async function openStages(
   });
   const rejects = sideFile(dir, REJECTS_FILE);
   const failedBatches = new Map<Batch, BatchFailedError>();
-  const expected = new ExpectedRows();
+  const expected = new PlannedChunks(dir);
   return {
     run,
     deps,

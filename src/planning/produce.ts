@@ -12,7 +12,7 @@ import type { RunSettings } from '../config/settings.js';
 import type { Batch, Reject } from '../domain.js';
 import type { RunStats } from '../observability/stats.js';
 import { type BatchRecord, repairBatchOf } from '../output/batch-record.js';
-import type { ExpectedRows } from '../output/contract.js';
+import type { PlanSink } from '../output/contract.js';
 import type { TranscriptionStage } from '../transcription/stage.js';
 import { plannedBatches, type RunPlan } from './plan.js';
 
@@ -32,7 +32,7 @@ export interface ProduceInput {
  * Yields the batches to embed. The plan's batch ids and the committed batches' records go into
  * `stats.ledger`; every chunk of the plan (what the version must hold) into `expected`.
  */
-export async function* produce(input: ProduceInput, expected: ExpectedRows): AsyncGenerator<Batch> {
+export async function* produce(input: ProduceInput, expected: PlanSink): AsyncGenerator<Batch> {
   const { settings, plan, sizing, stats, committed } = input;
   const { ledger } = stats;
   for await (const batch of plannedBatches(settings, plan, sizing, stats, input.onReject, input.transcribe)) {

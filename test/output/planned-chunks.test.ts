@@ -1,0 +1,95 @@
+/** The plan's chunks on disk: read back as the plan in memory would give them, whatever their ids. */
+import { readdir } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { ExpectedRows, type FailedChunks } from '../../src/output/contract.js';
+import { PlannedChunks } from '../../src/output/planned-chunks.js';
+import { tempFolder } from '../helpers/temp.js';
+
+const hashOf = (id: string, index: number) => `${id}#${index}`.padEnd(64, 'f');
+
+/** Documents (ids hostile to a byte format: CJK, emoji, RTL, long) with k chunks each, planned into both. */
+async function bothPlans(documents: readonly (readonly [string, number])[]) {
+  const dir = await tempFolder('embedpipe-plan-');
+  const onDisk = new PlannedChunks(dir);
+  const inMemory = new ExpectedRows();
+  for (const [id, k] of documents)
+    for (let i = 0; i < k; i++) {
+      onDisk.add(id, i, hashOf(id, i));
+      inMemory.add(id, i, hashOf(id, i));
+    }
+  return { dir, onDisk, inMemory };
+}
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}
+
+const HOSTILE = [
+  ['doc-1', 3],
+  ['漢字かな交じり文の文書', 2],
+  ['👩‍👩‍👧‍👦 family', 1],
+  ['שלום עולם', 4],
+  ['x'.repeat(70_000), 2],
+] as const;
+
+describe('the plan on disk', () => {
+  it('leaves no file behind, and reads back the plan in memory: rows, digests and documents', async () => {
+    const { dir, onDisk, inMemory } = await bothPlans(HOSTILE);
+    expect(await readdir(dir)).toEqual([]);
+    const none: FailedChunks = new Map();
+    const [a, b] = [await onDisk.digest(none), await inMemory.digest(none)];
+    expect(a!.documents).toBe(HOSTILE.length);
+    expect(a!.digest.equals(b!.digest)).toBe(true);
+    expect(await collect(onDisk.documentDigests(none))).toEqual(
+      await collect(inMemory.documentDigests(none)),
+    );
+    const rows = await onDisk.rows();
+    expect([...rows.documents()]).toEqual(HOSTILE.map(([id]) => id));
+    for (const [id] of HOSTILE) expect(rows.chunksOf(id)).toEqual(inMemory.chunksOf(id));
+    onDisk.close();
+  });
+
+  it('reads back records across its blocks (a million chunks, a megabyte at a time)', async () => {
+    const documents = Array.from({ length: 100_000 }, (_, d) => [`document-${d}-é`, 10] as const);
+    const { onDisk, inMemory } = await bothPlans(documents);
+    const none: FailedChunks = new Map();
+    const [a, b] = [await onDisk.digest(none), await inMemory.digest(none)];
+    expect(a!.digest.rows).toBe(1_000_000);
+    expect(a!.digest.equals(b!.digest)).toBe(true);
+    onDisk.close();
+  });
+
+  it('leaves failed chunks out, and declines a gap no failure explains or indices out of order', async () => {
+    const { onDisk, inMemory } = await bothPlans([
+      ['a', 3],
+      ['b', 1],
+    ]);
+    const failed: FailedChunks = new Map([
+      ['a', new Set([1])],
+      ['b', new Set([0])],
+    ]);
+    expect((await onDisk.digest(failed))!.documents).toBe(1);
+    expect((await onDisk.digest(failed))!.digest.equals((await inMemory.digest(failed))!.digest)).toBe(true);
+    expect(await collect(onDisk.documentDigests(failed))).toEqual(
+      await collect(inMemory.documentDigests(failed)),
+    );
+    onDisk.close();
+
+    const dir = await tempFolder('embedpipe-plan-');
+    const gap = new PlannedChunks(dir);
+    gap.add('c', 0, hashOf('c', 0));
+    gap.add('c', 2, hashOf('c', 2));
+    expect(await gap.digest(new Map())).toBeUndefined();
+    expect(await gap.digest(new Map([['c', new Set([1])]]))).toBeDefined();
+    const backwards = new PlannedChunks(dir);
+    backwards.add('d', 1, hashOf('d', 1));
+    backwards.add('d', 0, hashOf('d', 0));
+    expect(await backwards.digest(new Map())).toBeUndefined();
+    // The row-by-row check still has the whole plan.
+    expect((await backwards.rows()).chunkCount('d')).toBe(2);
+    gap.close();
+    backwards.close();
+  });
+});
