@@ -28,6 +28,9 @@ function buildProgram(): Command {
   const program = new Command('embedpipe')
     .description('Batch embedding pipeline: corpus in, Parquet vectors out.')
     .version(TOOL.version)
+    // The program's own options (--version, --help) only before a command: after one they are the
+    // command's (`verify DIR --version vN` printed the tool's version and checked nothing).
+    .enablePositionalOptions()
     .showSuggestionAfterError()
     .exitOverride()
     .configureOutput({ outputError: () => {} });

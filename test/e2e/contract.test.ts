@@ -178,8 +178,12 @@ describe('embedpipe verify', () => {
     const deep = await runCli(['verify', out, '--deep']);
     expect(deep.code, deep.stdout).toBe(0);
     expect(deep.stdout).toContain('ok: the version keeps the dataset contract');
+    // `--version vN` after the command is verify's, not the program's (which printed the tool's
+    // version and exited 0 without checking anything).
     const older = await runCli(['verify', out, '--version', 'v000001']);
     expect(older.code, older.stdout).toBe(0);
+    expect(older.stdout).toContain('v000001');
+    expect(older.stdout).toContain('ok: the version keeps the dataset contract');
   });
 
   it('names the ids of a duplicated row, a row of an unknown document and an edited text; datasets --switch refuses the version', {
