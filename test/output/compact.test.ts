@@ -213,7 +213,12 @@ describe('compactParts (Parquet)', () => {
       ]);
       sizes.push(wasmMemory().buffer.byteLength);
     }
-    expect(sizes[3]).toBe(sizes[1]);
+    // A leak would keep a round's tables (~440 rows of 256 dims, ~440 KB of vectors) each round. A page or two
+    // of allocator slack is not one: with fewer statistics written (Parquet min/max on three columns,
+    // not five) the first round's peak is smaller and a later one needed 128 KB more (two pages), when the
+    // wasm objects freed by the GC's finalizers are freed later (files run beside this one).
+    expect(sizes[3]! - sizes[1]!).toBeLessThanOrEqual(4 * 65_536);
+    expect(sizes[3]! - sizes[2]!).toBeLessThanOrEqual(4 * 65_536);
   });
 
   it("carries every batch's own metadata, and resume sees the batches inside the data files", async () => {
