@@ -35,6 +35,7 @@ export async function verifyAction(dir: string, flags: VerifyFlags): Promise<voi
       rows: report.rows,
       documents: report.documents,
       deep: report.deep,
+      checked: report.checked,
       ...(sample
         ? { sample: { rows: sample.rows, lowestCosine: sample.lowest, costUsd: sample.costUsd } }
         : {}),

@@ -542,6 +542,15 @@ export class VersionDigest {
     this.#rows += pairs.rows;
   }
 
+  /** A document as `_documents.jsonl` records it (its rows and its PairDigest in hex). */
+  addRecorded(id: string, { rows, digest }: DocumentDigest): void {
+    const pairs = new PairDigest();
+    pairs.a = Number.parseInt(digest.slice(0, 8), 16) >>> 0;
+    pairs.b = Number.parseInt(digest.slice(8, 16), 16) >>> 0;
+    pairs.rows = rows;
+    this.addDocument(id, pairs);
+  }
+
   /** Another set of rows (another file's), added. */
   addDigest(other: VersionDigest): void {
     this.#a = (this.#a + other.#a) >>> 0;

@@ -5,8 +5,11 @@
  * the dataset's dims and finite (of unit length, with `--dims`), each quantized column
  * (`--vector-type`) what its embedding rounds to. The same fast check runs at every switch.
  */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import type { Table, Vector } from 'apache-arrow';
 import pLimit from 'p-limit';
 import { contentHash, imageContentHash } from '../content-hash.js';
@@ -29,8 +32,10 @@ import {
   DatasetRows,
   type DocumentDigest,
   failedChunks,
+  PairDigest,
   parseDocumentLines,
   rowsDigest,
+  VersionDigest,
   Violations,
 } from './contract.js';
 import { parsePartFileName } from './dataset.js';
@@ -39,7 +44,7 @@ import { sha256File } from './input-digest.js';
 import { DOCUMENTS_FILE, FAILURES_FILE } from './jsonl.js';
 import { type Manifest, type ManifestV1, readManifest } from './manifest.js';
 import type { OutputFormat } from './part-file.js';
-import { hashedImage, readRowKeys } from './row-keys.js';
+import { type FileRowKeys, hashedImage, readRowKeys } from './row-keys.js';
 import {
   EMBEDDING_COLUMN,
   HASH_COLUMN,
@@ -80,6 +85,11 @@ export interface VerifyReport {
   readonly rows: number;
   readonly documents: number;
   readonly deep: boolean;
+  /**
+   * How the rows were checked: against the sums the switch recorded, a file at a time (constant
+   * memory), or grouped by document (every row held; what names the ids of a broken version).
+   */
+  readonly checked?: 'by digest' | 'row by row';
   readonly violations: readonly ContractViolation[];
 }
 
@@ -122,7 +132,10 @@ export async function verifyVersion(options: VerifyOptions): Promise<VerifyRepor
   if (absent.length > 0) violations.push(fileViolation('files the manifest lists that are missing', absent));
 
   const files = manifest.files.filter((name) => present.has(name));
-  const counted = options.counted;
+  // Counted by the switch, or rows that sum to what the switch recorded (read a file at a time).
+  const counted =
+    options.counted ??
+    (manifest.version === 2 ? await countedAgainstRecord(dir, files, manifest) : undefined);
   const checked = counted !== undefined && files.every((file) => counted.fileRows.has(file));
   const limit = pLimit(READS_IN_FLIGHT);
   const scans = checked
@@ -159,8 +172,76 @@ export async function verifyVersion(options: VerifyOptions): Promise<VerifyRepor
       : scans.map((scan) => ({ file: scan.file, rows: scan.ids.length })),
     rows: rows.rows,
     documents: rows.documents,
+    checked: grouped ? 'row by row' : 'by digest',
     violations,
   };
+}
+
+/**
+ * The version's rows checked against `_documents.jsonl` in constant memory, where they agree: the
+ * sum over every file's rows (one file's keys read at a time) of the version digest
+ * (contract.ts VersionDigest) equals the same sum over the recorded documents, and so do the row
+ * and document counts, the sha256 the manifest records, and every file's dims. Undefined when
+ * anything differs: the grouped check, which holds every row, then names what.
+ */
+async function countedAgainstRecord(
+  dir: string,
+  files: readonly string[],
+  manifest: Manifest,
+): Promise<CountedRows | undefined> {
+  const { contract } = manifest;
+  // A version switched before the contract existed has no record to sum against.
+  if (!contract) return undefined;
+  const recorded = await recordedSums(join(dir, DOCUMENTS_FILE)).catch(() => undefined);
+  if (!recorded || recorded.sha256 !== contract.documentsSha256) return undefined;
+  if (recorded.documents !== contract.documents) return undefined;
+  const rows = new VersionDigest();
+  const fileRows = new Map<string, number>();
+  for (const file of files) {
+    const scan = await readRowKeys(dir, file, manifest.format);
+    if (manifest.dims > 0 && scan.dims !== manifest.dims) return undefined;
+    rows.addDigest(versionDigestOfScan(scan));
+    fileRows.set(file, scan.ids.length);
+  }
+  if (!rows.equals(recorded.digest) || rows.rows !== manifest.counts.rows) return undefined;
+  return { fileRows, rows: rows.rows, documents: recorded.documents };
+}
+
+/** `_documents.jsonl` read a piece at a time: its sha256, its documents' version digest and count. */
+async function recordedSums(
+  path: string,
+): Promise<{ sha256: string; digest: VersionDigest; documents: number }> {
+  const hash = createHash('sha256');
+  const digest = new VersionDigest();
+  const decoder = new StringDecoder('utf8');
+  let documents = 0;
+  let rest = '';
+  const take = (line: string) => {
+    if (line.trim() === '') return;
+    const { id, rows, digest: hex } = JSON.parse(line) as { id: string } & DocumentDigest;
+    digest.addRecorded(id, { rows, digest: hex });
+    documents += 1;
+  };
+  for await (const chunk of createReadStream(path)) {
+    hash.update(chunk as Buffer);
+    const lines = (rest + decoder.write(chunk as Buffer)).split('\n');
+    rest = lines.pop()!;
+    for (const line of lines) take(line);
+  }
+  take(rest + decoder.end());
+  return { sha256: hash.digest('hex'), digest, documents };
+}
+
+/** The version digest of one file's rows (its document runs each one PairDigest). */
+function versionDigestOfScan(scan: FileRowKeys): VersionDigest {
+  const digest = new VersionDigest();
+  const { ids } = scan;
+  for (let run = 0, start = 0; run < ids.runCount; start = ids.runEnd(run), run++) {
+    const pairs = new PairDigest();
+    for (let row = start; row < ids.runEnd(run); row++) pairs.add(scan.indices[row]!, scan.keys[row]!);
+    digest.addDocument(ids.runId(run), pairs);
+  }
+  return digest;
 }
 
 function fileViolation(what: string, files: readonly string[]): ContractViolation {
