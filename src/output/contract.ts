@@ -47,14 +47,37 @@ export interface PlanSink {
 /** The plan as the switch reads it (output/planned-chunks.ts, or an ExpectedRows in memory). */
 export interface PlanReader {
   /**
-   * The digest of the plan's chunks less `failed`, and how many documents keep a row; undefined
-   * when the plan does not name every row (the row-by-row check decides).
+   * Each document that keeps a row, its planned rows less `failed` digested, in plan order; an
+   * undefined entry (or result) where the plan does not name every row: the row-by-row check decides.
    */
-  digest(failed: FailedChunks): Promise<{ digest: VersionDigest; documents: number } | undefined>;
-  /** Each document that keeps a row, its rows less `failed` digested, in plan order. */
-  documentDigests(failed: FailedChunks): AsyncIterable<[string, DocumentDigest]>;
+  plannedDigests(failed: FailedChunks): Iterable<[string, PairDigest] | undefined> | undefined;
   /** The whole plan in memory, for the row-by-row check. */
   rows(): Promise<ExpectedRows>;
+}
+
+/** The plan's digest less `failed`, and how many documents keep a row; undefined: not certain. */
+export function planDigest(
+  plan: PlanReader,
+  failed: FailedChunks,
+): { digest: VersionDigest; documents: number } | undefined {
+  const planned = plan.plannedDigests(failed);
+  if (!planned) return undefined;
+  const digest = new VersionDigest();
+  let documents = 0;
+  for (const entry of planned) {
+    if (entry === undefined) return undefined;
+    digest.addDocument(entry[0], entry[1]);
+    documents += 1;
+  }
+  return { digest, documents };
+}
+
+/** `_documents.jsonl`'s entries from the plan (planDigest said it names every row). */
+export function* planDocuments(plan: PlanReader, failed: FailedChunks): Generator<[string, DocumentDigest]> {
+  for (const entry of plan.plannedDigests(failed) ?? [undefined]) {
+    if (entry === undefined) throw new Error('the plan does not name every row: planDigest said so first');
+    yield [entry[0], entry[1].value];
+  }
 }
 
 /** A chunk index the plan does not name (a gap in a document's keys). */
@@ -188,22 +211,6 @@ export class ExpectedRows implements PlanSink, PlanReader {
       }
     }
     return this.#digests(failed);
-  }
-
-  async digest(failed: FailedChunks): Promise<{ digest: VersionDigest; documents: number } | undefined> {
-    const planned = this.plannedDigests(failed);
-    if (!planned) return undefined;
-    const digest = new VersionDigest();
-    let documents = 0;
-    for (const [id, pairs] of planned) {
-      digest.addDocument(id, pairs);
-      documents += 1;
-    }
-    return { digest, documents };
-  }
-
-  async *documentDigests(failed: FailedChunks): AsyncGenerator<[string, DocumentDigest]> {
-    for (const [id, pairs] of this.plannedDigests(failed) ?? []) yield [id, pairs.value];
   }
 
   async rows(): Promise<ExpectedRows> {

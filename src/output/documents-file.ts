@@ -15,7 +15,7 @@ const PIECE = 2 ** 20;
 /** Writes `dir/_documents.jsonl` atomically from `digests`; resolves with its sha256 (hex). */
 export async function writeDocumentsFile(
   dir: string,
-  digests: Iterable<[string, DocumentDigest]> | AsyncIterable<[string, DocumentDigest]>,
+  digests: Iterable<[string, DocumentDigest]>,
 ): Promise<string> {
   const path = join(dir, DOCUMENTS_FILE);
   const file = await TempFile.create(path);
@@ -28,7 +28,7 @@ export async function writeDocumentsFile(
       file.writeNow(bytes);
       text = '';
     };
-    for await (const [id, digest] of digests) {
+    for (const [id, digest] of digests) {
       text += documentLine(id, digest);
       if (text.length >= PIECE) flush();
     }

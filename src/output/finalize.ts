@@ -23,6 +23,8 @@ import {
   type FailedChunks,
   failedChunks,
   type PlanReader,
+  planDigest,
+  planDocuments,
   selectRows,
   VersionDigest,
   Violations,
@@ -359,7 +361,7 @@ export interface CheckedVersion {
   readonly files: string[];
   readonly counted: CountedRows;
   /** Each document's digest, for `_documents.jsonl`. */
-  documents(): Iterable<[string, DocumentDigest]> | AsyncIterable<[string, DocumentDigest]>;
+  documents(): Iterable<[string, DocumentDigest]>;
 }
 
 /**
@@ -391,7 +393,7 @@ async function checkedByDigest(
     fileRows.set(file, written.rows);
     rows.addDigest(written.digest);
   }
-  const plan = await expected.digest(failed);
+  const plan = planDigest(expected, failed);
   if (!plan) return undefined;
   if (!plan.digest.equals(rows)) {
     input.logger.info("the files' rows do not digest to the plan's: checking them row by row");
@@ -401,7 +403,7 @@ async function checkedByDigest(
     byDigest: true,
     files,
     counted: { fileRows, rows: rows.rows, documents: plan.documents },
-    documents: () => expected.documentDigests(failed),
+    documents: () => planDocuments(expected, failed),
   };
 }
 

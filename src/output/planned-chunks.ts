@@ -14,15 +14,7 @@
 import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { OutputError } from '../errors.js';
-import {
-  type DocumentDigest,
-  ExpectedRows,
-  type FailedChunks,
-  PairDigest,
-  type PlanReader,
-  type PlanSink,
-  VersionDigest,
-} from './contract.js';
+import { ExpectedRows, type FailedChunks, PairDigest, type PlanReader, type PlanSink } from './contract.js';
 import { messageOf } from './fs-errors.js';
 import { hashKey } from './hash-key.js';
 
@@ -70,24 +62,6 @@ export class PlannedChunks implements PlanSink, PlanReader {
     this.#buffered += CHUNK_BYTES;
   }
 
-  async digest(failed: FailedChunks): Promise<{ digest: VersionDigest; documents: number } | undefined> {
-    const digest = new VersionDigest();
-    let documents = 0;
-    for (const entry of this.#documentsInOrder(failed)) {
-      if (entry === undefined) return undefined;
-      digest.addDocument(entry[0], entry[1]);
-      documents += 1;
-    }
-    return { digest, documents };
-  }
-
-  async *documentDigests(failed: FailedChunks): AsyncGenerator<[string, DocumentDigest]> {
-    for (const entry of this.#documentsInOrder(failed)) {
-      if (entry === undefined) throw new OutputError('the plan does not name every row in order');
-      yield [entry[0], entry[1].value];
-    }
-  }
-
   async rows(): Promise<ExpectedRows> {
     const expected = new ExpectedRows();
     for (const record of this.#records()) expected.addKey(record.documentId, record.index, record.key);
@@ -104,7 +78,7 @@ export class PlannedChunks implements PlanSink, PlanReader {
    * nothing after it) where the plan is not one document at a time, indices 0..k-1 in order, gaps
    * only where a chunk failed.
    */
-  *#documentsInOrder(failed: FailedChunks): Generator<[string, PairDigest] | undefined> {
+  *plannedDigests(failed: FailedChunks): Generator<[string, PairDigest] | undefined> {
     let id: string | undefined;
     let pairs = new PairDigest();
     let next = 0;
