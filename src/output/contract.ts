@@ -574,19 +574,14 @@ export class VersionDigest {
   }
 }
 
-/** The VersionDigest of rows given in order (a document's rows need not be consecutive). */
-export function versionDigestOf(
-  rows: readonly { readonly documentId: string; readonly index: number; readonly key: number }[],
-): VersionDigest {
+/** The VersionDigest of a file's rows, from their keys (each run of one id is one PairDigest). */
+export function versionDigestOf(rows: Pick<FileRowKeys, 'ids' | 'indices' | 'keys'>): VersionDigest {
   const digest = new VersionDigest();
-  let pairs = new PairDigest();
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r]!;
-    pairs.add(row.index, row.key);
-    if (r + 1 === rows.length || rows[r + 1]!.documentId !== row.documentId) {
-      digest.addDocument(row.documentId, pairs);
-      pairs = new PairDigest();
-    }
+  const { ids } = rows;
+  for (let run = 0, start = 0; run < ids.runCount; start = ids.runEnd(run), run++) {
+    const pairs = new PairDigest();
+    for (let row = start; row < ids.runEnd(run); row++) pairs.add(rows.indices[row]!, rows.keys[row]!);
+    digest.addDocument(ids.runId(run), pairs);
   }
   return digest;
 }

@@ -11,6 +11,7 @@ import { type VersionDigest, versionDigestOf } from './contract.js';
 import type { DatasetWriter } from './dataset.js';
 import { GroupCommitter } from './group-committer.js';
 import { hashKey } from './hash-key.js';
+import { RowIds } from './row-keys.js';
 import type { SpillLog } from './spill.js';
 
 /** What the commit asks of the run's chunk sizing. */
@@ -99,9 +100,8 @@ export class DurableCommit {
     const keys = Float64Array.from(chunks, (c) => hashKey(c.hash));
     // (A group without a vector declares no dims of its own: finalize reads that file.)
     if (dims !== undefined) {
-      const digest = versionDigestOf(
-        chunks.map((chunk, row) => ({ documentId: chunk.documentId, index: chunk.index, key: keys[row]! })),
-      );
+      const ids = RowIds.of(chunks.map((c) => c.documentId));
+      const digest = versionDigestOf({ ids, indices: Int32Array.from(chunks, (c) => c.index), keys });
       this.writtenHere.set(written.file, { rows: written.rows, dims, digest });
     }
     await reuse.committed(

@@ -219,15 +219,9 @@ describe('recorded digests (verify)', () => {
 });
 
 describe('the version digest (a switch that reads no row)', () => {
-  const rowsOf = (rows: readonly (readonly [string, number, string?])[]) =>
-    rows.map(([documentId, index, hash]) => ({
-      documentId,
-      index,
-      key: hashKey(hash ?? hashOf(documentId, index)),
-    }));
   const digestOf = (...files: (readonly (readonly [string, number, string?])[])[]) => {
     const sum = new VersionDigest();
-    for (const file of files) sum.addDigest(versionDigestOf(rowsOf(file)));
+    for (const file of files) sum.addDigest(versionDigestOf(scan('f', file)));
     return sum;
   };
   const planDigest = (expected: ExpectedRows, failed = new Map<string, Set<number>>()) => {

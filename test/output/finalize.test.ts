@@ -18,7 +18,7 @@ import { checkVersion, compactDataset } from '../../src/output/finalize.js';
 import { hashKey } from '../../src/output/hash-key.js';
 import { CODECS } from '../../src/output/part-file.js';
 import { readingOnce } from '../../src/output/reading-once.js';
-import { readRowKeys } from '../../src/output/row-keys.js';
+import { RowIds, readRowKeys } from '../../src/output/row-keys.js';
 import { query, sqlString } from '../helpers/duckdb.js';
 import { makeBatch } from '../output/fixtures.js';
 
@@ -121,9 +121,11 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
     for (const group of groups) {
       const file = await writer.writeGroup(group.map((batch) => ({ batchId: batch.batchId, batch })));
       const chunks = group.flatMap((b) => b.chunks);
-      const digest = versionDigestOf(
-        chunks.map((c) => ({ documentId: c.documentId, index: c.index, key: hashKey(c.hash) })),
-      );
+      const digest = versionDigestOf({
+        ids: RowIds.of(chunks.map((c) => c.documentId)),
+        indices: Int32Array.from(chunks, (c) => c.index),
+        keys: Float64Array.from(chunks, (c) => hashKey(c.hash)),
+      });
       writtenHere.set(file.file, { rows: file.rows, dims: DIMS, digest });
     }
     const expected = new ExpectedRows();
