@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { EmbeddedBatch } from '../domain.js';
 import { OutputError } from '../errors.js';
+import { Utf8Buffer } from '../files/utf8-buffer.js';
 import { messageOf } from './fs-errors.js';
 
 export const SPILL_DIR = '_spill';
@@ -49,7 +50,7 @@ export class SpillLog {
   /** Appends run one at a time, in order (a segment is one sequence of entries). */
   #tail: Promise<void> = Promise.resolve();
   /** The texts of the entry being written; reused, as appends run one at a time. */
-  readonly #texts = new TextScratch();
+  readonly #texts = new Utf8Buffer();
 
   readonly #segmentBytes: number;
 
@@ -166,34 +167,12 @@ async function segmentFiles(dir: string): Promise<string[]> {
 /** The flag of an entry's first word: its texts follow the json (see the module's comment). */
 const TEXTS_APART = 2 ** 31;
 
-/** A buffer the texts of one entry are written into, grown as needed and kept. */
-class TextScratch {
-  #buffer = Buffer.allocUnsafe(1 << 16);
-
-  /** The texts' UTF-8, one after another, and each one's length; valid until the next call. */
-  write(texts: readonly string[]): { bytes: Buffer; lengths: number[] } {
-    const lengths = new Array<number>(texts.length);
-    let at = 0;
-    for (let i = 0; i < texts.length; i++) {
-      const text = texts[i]!;
-      // A UTF-16 code unit is at most 3 bytes of UTF-8: room enough, so the write is never cut.
-      const room = at + 3 * text.length;
-      if (room > this.#buffer.length) {
-        const bigger = Buffer.allocUnsafe(Math.max(room, 2 * this.#buffer.length));
-        this.#buffer.copy(bigger, 0, 0, at);
-        this.#buffer = bigger;
-      }
-      lengths[i] = this.#buffer.write(text, at, 'utf8');
-      at += lengths[i]!;
-    }
-    return { bytes: this.#buffer.subarray(0, at), lengths };
-  }
-}
-
 /** One entry as the buffers of one writev: the vectors are written from where they are, not copied. */
-function encode({ plannedChunks, embedded }: SpilledBatch, scratch: TextScratch): Buffer[] {
+function encode({ plannedChunks, embedded }: SpilledBatch, scratch: Utf8Buffer): Buffer[] {
   const { vectors, chunks, ...rest } = embedded;
-  const texts = scratch.write(chunks.map((chunk) => chunk.text));
+  scratch.clear();
+  const textBytes = chunks.map((chunk) => scratch.writeUtf8(chunk.text));
+  const texts = { bytes: scratch.bytes(), lengths: textBytes };
   const json = Buffer.from(
     JSON.stringify({
       plannedChunks,
