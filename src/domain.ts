@@ -169,6 +169,10 @@ export interface EmbeddedBatch {
   /** Documents this batch re-planned: their rows here replace their chunks in every other batch. */
   readonly replanned: readonly string[];
   readonly provider?: string;
+  /** Rows whose vector came from the dataset (same model and text): not sent. */
+  readonly reused?: number;
+  /** Rows whose vector came from another chunk of this run with the same text: not sent. */
+  readonly deduplicated?: number;
 }
 
 /** A response asked to wait: the gate of its key is closed until `until`. */
@@ -228,6 +232,10 @@ export interface BatchRecord {
   readonly failures: readonly ChunkFailure[];
   /** Documents this batch re-planned: its part holds all their rows (see chunking/run-sizing.ts). */
   readonly replanned?: readonly string[];
+  /** Rows whose vector came from the dataset, not from a request (absent: none, or an older record). */
+  readonly reused?: number;
+  /** Rows whose vector another chunk of the same run was sent for (absent: none). */
+  readonly deduplicated?: number;
 }
 
 /** A dataset version's totals, as its manifest states them (output/manifest-types.ts). */

@@ -57,6 +57,8 @@ export class ReusingEmbedder {
     const { embedder, sizing, stats } = this.#options;
     const index = await this.#options.index();
     const vectors = new Map<Chunk, Float32Array>();
+    // Where each vector not sent for this batch came from, for its record.
+    const origins = new Map<Chunk, 'dataset' | 'run'>();
     const waiting = new Map<Chunk, Promise<ReadonlyMap<string, Float32Array>>>();
     const sameBatch = new Map<Chunk, Chunk>();
     const firstOf = new Map<string, Chunk>();
@@ -84,8 +86,7 @@ export class ReusingEmbedder {
         const stored = stale ? undefined : storedOf.get(chunk);
         if (stored) {
           vectors.set(chunk, stored);
-          if (index.origin(chunk.hash) === 'run') stats.chunksDeduplicated += 1;
-          else stats.chunksReused += 1;
+          origins.set(chunk, index.origin(chunk.hash) === 'run' ? 'run' : 'dataset');
           stats.tokensReused += chunk.tokens;
           continue;
         }
@@ -133,12 +134,12 @@ export class ReusingEmbedder {
     toSend = [];
     for (const [chunk, first] of sameBatch) {
       const vector = answered.get(first);
-      if (vector) this.#shared(chunk, vector, vectors);
+      if (vector) this.#shared(chunk, vector, vectors, origins);
       else toSend.push(chunk);
     }
     for (const [chunk, pending] of waiting) {
       const vector = (await pending).get(chunk.hash);
-      if (vector) this.#shared(chunk, vector, vectors);
+      if (vector) this.#shared(chunk, vector, vectors, origins);
       else toSend.push(chunk);
     }
     if (toSend.length > 0)
@@ -149,12 +150,17 @@ export class ReusingEmbedder {
     const replanned = new Set(sent.replanned);
     const chunks: Chunk[] = [];
     const out: Float32Array[] = [];
+    let reused = 0;
+    let deduplicated = 0;
     for (const chunk of batch.chunks) {
       if (replanned.has(chunk.documentId)) continue;
       const vector = vectors.get(chunk) ?? answered.get(chunk);
       if (!vector) continue;
       chunks.push(chunk);
       out.push(vector);
+      const origin = origins.get(chunk);
+      if (origin === 'dataset') reused += 1;
+      else if (origin === 'run') deduplicated += 1;
     }
     const planned = new Set(batch.chunks);
     for (const [i, chunk] of sent.chunks.entries()) {
@@ -163,7 +169,14 @@ export class ReusingEmbedder {
       out.push(sent.vectors[i]!);
     }
     const kept = this.#options.dims === undefined ? out : out.map((vector) => this.#kept(vector));
-    return { ...sent, batchId: batch.batchId, chunks, vectors: kept };
+    return {
+      ...sent,
+      batchId: batch.batchId,
+      chunks,
+      vectors: kept,
+      ...(reused > 0 ? { reused } : {}),
+      ...(deduplicated > 0 ? { deduplicated } : {}),
+    };
   }
 
   /** A vector in the dataset's dims; a gateway answer of fewer dims than `--dims` stops the run. */
@@ -190,9 +203,14 @@ export class ReusingEmbedder {
     for (const hash of hashes) this.#inFlight.delete(hash);
   }
 
-  #shared(chunk: Chunk, vector: Float32Array, into: Map<Chunk, Float32Array>): void {
+  #shared(
+    chunk: Chunk,
+    vector: Float32Array,
+    into: Map<Chunk, Float32Array>,
+    origins: Map<Chunk, 'dataset' | 'run'>,
+  ): void {
     into.set(chunk, vector);
-    this.#options.stats.chunksDeduplicated += 1;
+    origins.set(chunk, 'run');
     this.#options.stats.tokensReused += chunk.tokens;
   }
 }

@@ -20,6 +20,12 @@ export interface RecordTotals {
   cost: number;
   requests: number;
   retries: number;
+  /** Rows whose vectors a request of the runs that built the version brought, failures included. */
+  sent: number;
+  /** Rows whose vectors came from the dataset: by content hash, or whole batches of the version replaced. */
+  reused: number;
+  /** Rows whose vectors another chunk of the same run was sent for. */
+  deduplicated: number;
   readonly providers: Set<string>;
   readonly failures: ChunkFailure[];
 }
@@ -32,6 +38,9 @@ const emptyTotals = (): RecordTotals => ({
   cost: 0,
   requests: 0,
   retries: 0,
+  sent: 0,
+  reused: 0,
+  deduplicated: 0,
   providers: new Set(),
   failures: [],
 });
@@ -51,9 +60,13 @@ export class Ledger {
     this.planned.add(batchId);
   }
 
-  /** A committed batch of the plan found in the version (`undefined`: a part written without a record). */
-  carry(record: BatchRecord | undefined): void {
-    this.#fold(this.carried, record);
+  /**
+   * A committed batch of the plan found in the version (`undefined`: a part written without a
+   * record). `inherited`: it came with the version replaced (a file linked from it), so none of its
+   * rows was sent for this version.
+   */
+  carry(record: BatchRecord | undefined, inherited = false): void {
+    this.#fold(this.carried, record, inherited);
   }
 
   /** A batch this run committed. */
@@ -76,15 +89,27 @@ export class Ledger {
       cost: a.cost + b.cost,
       requests: a.requests + b.requests,
       retries: a.retries + b.retries,
+      sent: a.sent + b.sent,
+      reused: a.reused + b.reused,
+      deduplicated: a.deduplicated + b.deduplicated,
       providers: new Set([...a.providers, ...b.providers]),
       failures: [...a.failures, ...b.failures],
     };
   }
 
-  #fold(totals: RecordTotals, record: BatchRecord | undefined): void {
+  #fold(totals: RecordTotals, record: BatchRecord | undefined, inherited = false): void {
     totals.batches += 1;
     if (!record) return;
     totals.rows += record.rows;
+    if (inherited) totals.reused += record.rows;
+    else {
+      const reused = record.reused ?? 0;
+      const deduplicated = record.deduplicated ?? 0;
+      totals.reused += reused;
+      totals.deduplicated += deduplicated;
+      // A reused row dropped at commit (its document re-planned meanwhile) must not make this negative.
+      totals.sent += Math.max(0, record.rows + record.failures.length - reused - deduplicated);
+    }
     if (record.dims > 0) totals.dims = record.dims;
     totals.promptTokens += record.promptTokens;
     totals.cost += record.cost;

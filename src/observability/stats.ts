@@ -14,10 +14,6 @@ export class RunStats {
   rejects = 0;
   chunks = 0;
   tokens = 0;
-  /** Chunks whose vectors the output folder already held (same model and text): not sent. */
-  chunksReused = 0;
-  /** Chunks whose text another chunk of this run had (duplicates): embedded once, written for each. */
-  chunksDeduplicated = 0;
   /** Estimated tokens of the chunks reused or deduplicated: what was not paid for again. */
   tokensReused = 0;
   requests = 0;

@@ -24,6 +24,8 @@ export function batchRecordOf(plannedChunks: number, embedded: EmbeddedBatch): B
     ...(embedded.provider ? { provider: embedded.provider } : {}),
     failures: embedded.failures,
     ...(embedded.replanned.length > 0 ? { replanned: embedded.replanned } : {}),
+    ...(embedded.reused ? { reused: embedded.reused } : {}),
+    ...(embedded.deduplicated ? { deduplicated: embedded.deduplicated } : {}),
   };
 }
 

@@ -10,10 +10,14 @@ import { batchRecordFrom, failuresOfBatch } from './batch-record.js';
 /** Footers read at once by the tally: each read mostly waits on the file system. */
 const FOOTER_READS_IN_FLIGHT = 8;
 
-/** The ledger of the committed parts' records, and which batch owns each re-planned document. */
+/**
+ * The ledger of the committed parts' records, and which batch owns each re-planned document.
+ * `inherited`: batches in files linked from the version replaced.
+ */
 export async function tallyParts(
   committed: readonly string[],
   readMetadata: (batchId: string) => Promise<Record<string, string>>,
+  inherited: ReadonlySet<string> = new Set(),
 ): Promise<{ tally: RecordTotals; owners: Map<string, string> }> {
   const ledger = new Ledger();
   const owners = new Map<string, string>();
@@ -23,7 +27,7 @@ export async function tallyParts(
   );
   committed.forEach((batchId, i) => {
     const record = records[i];
-    ledger.carry(record);
+    ledger.carry(record, inherited.has(batchId));
     for (const documentId of record?.replanned ?? []) owners.set(documentId, batchId);
   });
   return { tally: ledger.dataset(), owners };

@@ -29,6 +29,8 @@ export interface OutputSession {
   readonly committed: Map<string, BatchRecord | undefined>;
   /** The file holding each committed batch. */
   readonly fileOf: Map<string, string>;
+  /** Committed batches in files linked from the current version: their vectors were not sent for this one. */
+  readonly inherited: ReadonlySet<string>;
   release(): Promise<void>;
 }
 
@@ -122,6 +124,7 @@ async function open(
     ...(current ? { current } : {}),
     committed,
     fileOf,
+    inherited: inheritedBatches(fileOf, current?.manifest.files ?? []),
     release: () => lock.release(),
   };
 }
@@ -203,4 +206,18 @@ function foreignLeftovers(
       'They were paid for: re-run that run with its own settings to finish it, write to another --out, ' +
       'or pass --force to discard them',
   );
+}
+
+/**
+ * The batches held in files of the current version: a new version starts as links to them (same
+ * names), and a run never writes a file under a name the current version has.
+ */
+export function inheritedBatches(
+  fileOf: ReadonlyMap<string, string>,
+  currentFiles: readonly string[],
+): ReadonlySet<string> {
+  const linked = new Set(currentFiles);
+  const inherited = new Set<string>();
+  for (const [batchId, file] of fileOf) if (linked.has(file)) inherited.add(batchId);
+  return inherited;
 }

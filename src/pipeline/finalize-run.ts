@@ -15,7 +15,7 @@ import { CODECS } from '../output/part-file.js';
 import { failuresOf, tallyParts } from '../output/part-tally.js';
 import { type PlanFile, readPlanChunks, readPlanFile } from '../output/plan-file.js';
 import { readingOnce } from '../output/reading-once.js';
-import { versionWriter } from '../output/session.js';
+import { inheritedBatches, versionWriter } from '../output/session.js';
 import { VersionedDataset } from '../output/versions.js';
 import type { BatchJobs } from '../queue/batch-jobs.js';
 import { distributedManifest, type RunSpec, type RunStore } from '../queue/distributed.js';
@@ -97,7 +97,8 @@ async function finalizeLocked(
     return result('waiting', { missing: missing.length, failed: failedBatches.size });
   }
   const committed = plan.planned.filter((batchId) => fileOf.has(batchId));
-  const { tally, owners } = await tallyParts(committed, (batchId) => writer.readPartMetadata(batchId));
+  const inherited = inheritedBatches(fileOf, spec.linkedFiles);
+  const { tally, owners } = await tallyParts(committed, (id) => writer.readPartMetadata(id), inherited);
   const failures = await failuresOf(
     tally,
     failedBatches,
@@ -119,7 +120,7 @@ async function finalizeLocked(
     missingBatches: missing.length,
     keepVersions: spec.keepVersions,
     logger,
-    chunks: { sent: tally.rows, reused: 0, deduplicated: 0 },
+    chunks: { sent: tally.sent, reused: tally.reused, deduplicated: tally.deduplicated },
     manifest: (done) =>
       manifestOf(
         distributedManifest(spec, plan, {

@@ -200,7 +200,16 @@ async function embedBatches(
     calibrationCost = await run.calibrate(signal);
     const onReject = stages.rejects.add.bind(stages.rejects);
     const transcribe = stages.audio ? { transcribe: stages.audio.stage } : {};
-    const input = { settings, plan, sizing, stats, committed: session.committed, onReject, ...transcribe };
+    const input = {
+      settings,
+      plan,
+      sizing,
+      stats,
+      committed: session.committed,
+      inherited: session.inherited,
+      onReject,
+      ...transcribe,
+    };
     for await (const batch of produce(input, stages.expected)) {
       await queue.push(batch);
       // Planning runs as one chain of microtasks: let answers that arrived meanwhile be read first.
@@ -357,11 +366,7 @@ async function finalizeRunVersion(
     keepVersions: settings.keepVersions,
     ...(gate ? { gate: gate.gate } : {}),
     logger,
-    chunks: {
-      sent: Math.max(0, stats.chunks - stats.chunksReused - stats.chunksDeduplicated),
-      reused: stats.chunksReused,
-      deduplicated: stats.chunksDeduplicated,
-    },
+    chunks: { sent: tally.sent, reused: tally.reused, deduplicated: tally.deduplicated },
     manifest: (done) =>
       manifestOf(
         {

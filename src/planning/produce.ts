@@ -23,6 +23,8 @@ export interface ProduceInput {
   readonly stats: RunStats;
   /** Batches the version holds, with their records. */
   readonly committed: ReadonlyMap<string, BatchRecord | undefined>;
+  /** Those of them that came with the version replaced (none sent for this one). */
+  readonly inherited?: ReadonlySet<string>;
   readonly onReject: (reject: Reject) => void;
   /** Audio corpora: the stage that transcribes audio documents before they are chunked. */
   readonly transcribe?: TranscriptionStage;
@@ -50,6 +52,7 @@ export async function* produce(input: ProduceInput, expected: PlanSink): AsyncGe
         record && repair
           ? { ...record, failures: record.failures.filter((f) => !repair.repaired.has(f)) }
           : record,
+        input.inherited?.has(current.batchId),
       );
       if (!repair) {
         sizing.release(current.chunks);

@@ -6,7 +6,7 @@
  * the previous version; a model switch builds a separate version; one run at a time (exit 8).
  */
 import { spawn } from 'node:child_process';
-import { mkdir, readdir, readlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,6 +80,11 @@ describe('nightly incremental runs against an independent server', () => {
     expect(sent1.length - probes).toBe(distinct.size);
     expect(rows1.length).toBeGreaterThan(distinct.size);
     expect(await readlink(out)).toBe(join('nightly.versions', 'v000001'));
+    expect((await manifestOf(out)).dataset.chunks).toEqual({
+      sent: distinct.size,
+      reused: 0,
+      deduplicated: rows1.length - distinct.size,
+    });
 
     // The next night: 5% changed, 2% deleted, 1% new, spread through the file.
     const rand = seeded(99);
@@ -129,6 +134,11 @@ describe('nightly incremental runs against an independent server', () => {
     });
     expect(s2.version).toMatchObject({ name: 'v000002', current: true, replaces: 'v000001' });
     expect(s2.saved.tokens).toBeGreaterThan(0);
+    // The manifest says what was paid for this version: the texts sent, and every other row reused.
+    const chunks2 = (await manifestOf(out)).dataset.chunks;
+    expect(chunks2.sent).toBe(sent2.length);
+    expect(chunks2.sent + chunks2.reused + chunks2.deduplicated).toBe(rows2.length);
+    expect(chunks2.reused).toBeGreaterThan(rows2.length / 2);
 
     // A fresh full run of the second corpus gives the same dataset, row for row.
     const control = join(root, 'control');
@@ -145,6 +155,12 @@ describe('nightly incremental runs against an independent server', () => {
     expect(r4.code, r4.stderr).toBe(0);
     expect(gateway.embedded.length).toBe(sentBefore3);
     expect(comparable(await readDataset(out))).toEqual(comparable(rows2));
+    // Every batch came with the version replaced: none sent, every row reused.
+    expect((await manifestOf(out)).dataset.chunks).toEqual({
+      sent: 0,
+      reused: rows2.length,
+      deduplicated: 0,
+    });
 
     // The versions: the default keeps one old version beside the current one.
     const listed = await runCli(['datasets', out, '--json']);
@@ -239,7 +255,12 @@ describe('versions, stops, locks and model switches', () => {
     expect(JSON.parse(resumed.stdout).version).toMatchObject({ name: 'v000002', current: true });
     const control = join(root, 'switch-control');
     expect((await runCli(args(control, '--overlap', '16'), env())).code).toBe(0);
-    expect(comparable(await readDataset(out))).toEqual(comparable(await readDataset(control)));
+    const resumedRows = await readDataset(out);
+    expect(comparable(resumedRows)).toEqual(comparable(await readDataset(control)));
+    // The attempts' batches count as sent (they were paid for this version), once each.
+    const { chunks } = (await manifestOf(out)).dataset;
+    expect(chunks.sent + chunks.reused + chunks.deduplicated).toBe(resumedRows.length);
+    expect(chunks.sent).toBeGreaterThan(0);
 
     // Roll back by hand, and forward again.
     const back = await runCli(['datasets', out, '--switch', 'v000001']);
@@ -313,3 +334,9 @@ describe('versions, stops, locks and model switches', () => {
     expect(resumed.status).toBe('done');
   });
 });
+
+async function manifestOf(
+  out: string,
+): Promise<{ dataset: { chunks: { sent: number; reused: number; deduplicated: number } } }> {
+  return JSON.parse(await readFile(join(out, '_manifest.json'), 'utf8'));
+}

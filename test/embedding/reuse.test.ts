@@ -175,8 +175,8 @@ describe('ReusingEmbedder', () => {
       [4, 5, 6],
       Array.from(answerFor('another new text')),
     ]);
-    expect(stats.chunksReused).toBe(2);
-    expect(stats.chunksDeduplicated).toBe(0);
+    expect(result.reused).toBe(2);
+    expect(result.deduplicated ?? 0).toBe(0);
     expect(stats.tokensReused).toBe(7 + 13);
   });
 
@@ -190,7 +190,7 @@ describe('ReusingEmbedder', () => {
       [2, 2, 2],
       [1, 1, 1],
     ]);
-    expect(stats.chunksReused).toBe(2);
+    expect(result.reused).toBe(2);
   });
 
   it('counts rows committed by this run as deduplicated, not reused', async () => {
@@ -207,8 +207,8 @@ describe('ReusingEmbedder', () => {
       [9, 8, 7],
       [1, 1, 1],
     ]);
-    expect(stats.chunksDeduplicated).toBe(1);
-    expect(stats.chunksReused).toBe(1);
+    expect(result.deduplicated).toBe(1);
+    expect(result.reused).toBe(1);
     expect(stats.tokensReused).toBe(8);
   });
 
@@ -223,8 +223,8 @@ describe('ReusingEmbedder', () => {
     expect(rows(result)).toEqual(['d1#0', 'd1#1', 'd2#0']);
     expect(result.vectors[2]).toEqual(result.vectors[0]);
     expect(Array.from(result.vectors[2]!)).toEqual(Array.from(answerFor('same')));
-    expect(stats.chunksDeduplicated).toBe(1);
-    expect(stats.chunksReused).toBe(0);
+    expect(result.deduplicated).toBe(1);
+    expect(result.reused ?? 0).toBe(0);
     expect(stats.tokensReused).toBe(6);
   });
 
@@ -251,7 +251,7 @@ describe('ReusingEmbedder', () => {
     expect(rows(two)).toEqual(['b#0', 'b#1']);
     expect(vectorsOf(two)).toEqual([Array.from(answerFor('shared')), Array.from(answerFor('only two'))]);
     expect(vectorsOf(one)[0]).toEqual(Array.from(answerFor('shared')));
-    expect(stats.chunksDeduplicated).toBe(1);
+    expect((one.deduplicated ?? 0) + (two.deduplicated ?? 0)).toBe(1);
     expect(stats.tokensReused).toBe(9);
   });
 
@@ -277,7 +277,7 @@ describe('ReusingEmbedder', () => {
     expect(rows(two)).toEqual(['b#0', 'b#1']);
     expect(vectorsOf(two)).toEqual([Array.from(answerFor('only two')), Array.from(answerFor('shared'))]);
     expect(two.usage.requests).toBe(2);
-    expect(stats.chunksDeduplicated).toBe(0);
+    expect(two.deduplicated ?? 0).toBe(0);
 
     // Nothing of the failed request stays in flight: a later batch sends its text.
     const third = reuse.embed(batch('b3', [chunk('c', 0, 'only one')]), signal);
@@ -307,8 +307,8 @@ describe('ReusingEmbedder', () => {
       expect(vectorsOf(one)).toContainEqual(Array.from(answerFor('shared')));
       expect(vectorsOf(one)).toContainEqual([1, 2, 3]);
       expect(vectorsOf(two)).toEqual([Array.from(answerFor('shared'))]);
-      expect(stats.chunksReused).toBe(1);
-      expect(stats.chunksDeduplicated).toBe(1);
+      expect((one.reused ?? 0) + (two.reused ?? 0)).toBe(1);
+      expect((one.deduplicated ?? 0) + (two.deduplicated ?? 0)).toBe(1);
     },
   );
 
@@ -322,7 +322,7 @@ describe('ReusingEmbedder', () => {
     );
     expect(embedder.sentTexts).toEqual(['stored', 'dup', 'dup']);
     expect(rows(result)).toEqual([`${staleDoc}#0`, 'd#0', `${staleDoc}#1`]);
-    expect(stats.chunksReused + stats.chunksDeduplicated + stats.tokensReused).toBe(0);
+    expect((result.reused ?? 0) + (result.deduplicated ?? 0) + stats.tokensReused).toBe(0);
   });
 
   it('puts the rows of a document the request re-planned after the batch’s rows', async () => {

@@ -142,6 +142,9 @@ describe('the input digest of a text folder with an unreadable file', () => {
       cost: 0,
       requests: 1,
       retries: 0,
+      sent: 0,
+      reused: 0,
+      deduplicated: 0,
       providers: new Set(['emu']),
       failures: [],
     };
