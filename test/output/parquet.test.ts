@@ -1,5 +1,5 @@
 /** Parquet parts read back by an independent reader (DuckDB): every column, every float, the metadata. */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
@@ -189,6 +189,51 @@ describe('Parquet parts read back with DuckDB', () => {
       `SELECT count(*)::INTEGER AS n FROM read_parquet(${quote(join(dir, '*.parquet'))})`,
     );
     expect(row!['n']).toBe(0);
+  });
+});
+
+describe('the footer read back (hyparquet, not the writer)', () => {
+  it('says what DuckDB reads: rows, row groups and key-value metadata, a footer past 64 KB included', async () => {
+    const dir = join(root, 'footer');
+    // A batch record list long enough to push the footer past the first read of the file's end.
+    const long = 'ü🙂'.repeat(40_000);
+    const writer = new DatasetWriter({ dir, format: 'parquet', metadata: { 'embedpipe.note': long } });
+    await writer.writePart('f1', makeBatch({ batchId: 'f1', rows: 7, dims: 3, seed: 4 }));
+    const path = join(dir, 'part-f1.parquet');
+    const footer = await parquetFooter(path);
+    const kv = await rowsOf(
+      `SELECT decode(key) AS key, decode(value) AS value FROM parquet_kv_metadata(${quote(path)})`,
+    );
+    expect(footer.metadata).toEqual(Object.fromEntries(kv.map((r) => [r['key'], r['value']])));
+    expect(footer.metadata['embedpipe.note']).toBe(long);
+    const [row] = await rowsOf(`SELECT count(*)::INTEGER AS n FROM read_parquet(${quote(path)})`);
+    expect(footer.rows).toBe(row!['n']);
+    expect(footer.rowGroups).toEqual([7]);
+  });
+
+  it('refuses a truncated file, a file of another kind and an empty one, naming what is wrong', async () => {
+    const dir = join(root, 'footer-bad');
+    const writer = new DatasetWriter({ dir, format: 'parquet', metadata: {} });
+    await writer.writePart('g', makeBatch({ batchId: 'g', rows: 3, dims: 3, seed: 2 }));
+    const bytes = await readFile(join(dir, 'part-g.parquet'));
+    const cases: [string, Uint8Array, RegExp][] = [
+      ['cut.parquet', bytes.subarray(0, bytes.length - 5), /PAR1|Parquet|footer/i],
+      ['text.parquet', Buffer.from('{"id":"not parquet"}\n'.repeat(20)), /PAR1|Parquet|footer/i],
+      ['empty.parquet', new Uint8Array(0), /not a Parquet file \(0 bytes\)/],
+      [
+        'huge-length.parquet',
+        Buffer.concat([
+          bytes.subarray(0, bytes.length - 8),
+          Buffer.from([0xff, 0xff, 0xff, 0x7f]),
+          Buffer.from('PAR1'),
+        ]),
+        /not a Parquet file/,
+      ],
+    ];
+    for (const [name, content, message] of cases) {
+      await writeFile(join(dir, name), content);
+      await expect(parquetFooter(join(dir, name)), name).rejects.toThrow(message);
+    }
   });
 });
 
