@@ -30,8 +30,8 @@ import { VectorCache } from './vector-cache.js';
 export const CACHED_FILES = 4;
 
 /**
- * Bytes of vectors kept by hash, twice: the rows this run committed last (a duplicate close behind
- * its first copy), and vectors once reused (duplicates are mostly boilerplate: headers, notices,
+ * Bytes of vectors kept, twice: the rows this run committed last, by file (a duplicate close behind
+ * its first copy), and vectors once reused, by hash (duplicates are mostly boilerplate: headers, notices,
  * repeated lines, back hundreds of times across a run). Without them each came back as a file read:
  * on a hostile multilingual corpus, most of the run (docs/benchmarks.md, "Design figures").
  */
@@ -75,7 +75,16 @@ export class VectorIndex implements StoredVectors {
   readonly #rows: SpillingNumberTable;
   /** File → its vectors, read or being read; in order of use, the last used last. */
   readonly #cache = new Map<number, Promise<CachedFile | undefined>>();
-  readonly #recent = new VectorCache(CACHE_BYTES);
+  /**
+   * The files this run committed last, their hashes and vectors by row, up to CACHE_BYTES of
+   * vectors: kept by file, not by row, so a commit costs one entry (a Map entry per row was ~2% of a
+   * run's CPU: docs/benchmarks.md, "Design figures").
+   */
+  readonly #recent = new Map<
+    number,
+    { readonly hashes: readonly string[]; readonly vectors: readonly Float32Array[] }
+  >();
+  #recentBytes = 0;
   readonly #reused = new VectorCache(CACHE_BYTES);
 
   private constructor(dir: string, files: readonly string[], format: OutputFormat) {
@@ -121,10 +130,18 @@ export class VectorIndex implements StoredVectors {
     keys?: Float64Array,
   ): void {
     const index = this.#files.push(file) - 1;
-    for (let row = 0; row < hashes.length; row++) {
+    for (let row = 0; row < hashes.length; row++)
       this.#addKey(keys?.[row] ?? keyOf(hashes[row]!), index, row);
-      const vector = vectors?.[row];
-      if (vector) this.#recent.set(hashes[row]!, vector);
+    if (vectors && vectors.length === hashes.length) this.#keepRecent(index, hashes, vectors);
+  }
+
+  #keepRecent(file: number, hashes: readonly string[], vectors: readonly Float32Array[]): void {
+    this.#recent.set(file, { hashes, vectors });
+    this.#recentBytes += bytesOf(vectors);
+    for (const [oldest, kept] of this.#recent) {
+      if (this.#recentBytes <= CACHE_BYTES || oldest === file) break;
+      this.#recent.delete(oldest);
+      this.#recentBytes -= bytesOf(kept.vectors);
     }
   }
 
@@ -165,15 +182,21 @@ export class VectorIndex implements StoredVectors {
     for (const [position, hash] of hashes.entries()) {
       // A hit in `reused` is made most recent by the get; one in `recent` moves over to `reused`.
       const reused = this.#reused.get(hash);
-      const kept = reused ?? this.#recent.get(hash);
-      if (kept) {
-        if (!reused) this.#reused.set(hash, kept);
-        found[position] = kept;
+      if (reused) {
+        found[position] = reused;
         continue;
       }
       const location = this.#rows.get(keyOf(hash));
       if (location === undefined) continue;
       const file = Math.floor(location / ROWS);
+      const recent = this.#recent.get(file);
+      // The hash's first 52 bits located the row: its full hash says whether it is this text's.
+      if (recent?.hashes[location % ROWS] === hash) {
+        const kept = recent.vectors[location % ROWS]!;
+        this.#reused.set(hash, kept);
+        found[position] = kept;
+        continue;
+      }
       const rows = byFile.get(file) ?? [];
       if (rows.length === 0) byFile.set(file, rows);
       rows.push({ position, row: location % ROWS });
@@ -282,4 +305,10 @@ function vectorOf(cached: CachedFile, row: number, hash: string): Float32Array |
   if (stored !== hash) return undefined;
   // A copy: the caller keeps it past this file's stay in the cache.
   return batch.vectors.slice(i * dims, (i + 1) * dims);
+}
+
+function bytesOf(vectors: readonly Float32Array[]): number {
+  let bytes = 0;
+  for (const vector of vectors) bytes += vector.byteLength;
+  return bytes;
 }
