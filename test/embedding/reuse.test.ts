@@ -182,7 +182,7 @@ describe('ReusingEmbedder', () => {
 
   it('sends nothing when the dataset holds every text', async () => {
     const { index } = await indexOver({ a: [1, 1, 1], b: [2, 2, 2] });
-    const { reuse, embedder, stats } = reusing(index);
+    const { reuse, embedder } = reusing(index);
     const result = await reuse.embed(batch('b1', [chunk('d', 0, 'b'), chunk('d', 1, 'a')]), signal);
     expect(embedder.calls).toEqual([]);
     expect(embedder.nothingSentCalls).toBe(1);
@@ -257,7 +257,7 @@ describe('ReusingEmbedder', () => {
 
   it('lets the waiting batch send the text itself when the other batch’s request fails', async () => {
     const { index } = await indexOver({});
-    const { reuse, embedder, stats } = reusing(index, { manual: true });
+    const { reuse, embedder } = reusing(index, { manual: true });
     const first = watch(
       reuse.embed(batch('b1', [chunk('a', 0, 'shared'), chunk('a', 1, 'only one')]), signal),
     );
@@ -294,7 +294,7 @@ describe('ReusingEmbedder', () => {
     'does not send a text twice when the batch sending it also reuses a stored vector (%s it)',
     async (_, sharedFirst) => {
       const { index } = await indexOver({ stored: [1, 2, 3] });
-      const { reuse, embedder, stats } = reusing(index, { manual: true });
+      const { reuse, embedder } = reusing(index, { manual: true });
       const firstChunks = [chunk('a', 0, 'stored'), chunk('a', 1, 'shared', 9)];
       if (sharedFirst) firstChunks.reverse();
       const first = reuse.embed(batch('b1', firstChunks), signal);
