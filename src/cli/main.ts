@@ -3,6 +3,7 @@
  * The `embedpipe` command. The only place that turns errors into exit codes: every error a user can
  * cause is an EmbedpipeError and prints as one line naming the problem.
  */
+import { setFlagsFromString } from 'node:v8';
 import { Command, CommanderError } from 'commander';
 import { EmbedpipeError, ExitCode, MissingKeyError } from '../errors.js';
 import { TOOL } from '../version.js';
@@ -23,6 +24,12 @@ import { registerSync } from './sync.js';
 import { registerTranscribe } from './transcribe.js';
 import { registerVerify } from './verify.js';
 import { registerWorker } from './worker.js';
+
+// Wasm (parquet-wasm) stays on V8's baseline compiler, Liftoff. Tiering its hot functions up to
+// TurboFan took ~0.35 CPU s a run on V8's background threads, more than the faster code gave back
+// in runs of 50,000 to 250,000 vectors (docs/benchmarks.md, "Wasm on Liftoff alone"). Set before
+// any command loads a wasm module.
+setFlagsFromString('--liftoff-only');
 
 function buildProgram(): Command {
   const program = new Command('embedpipe')
