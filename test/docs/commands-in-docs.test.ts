@@ -564,6 +564,11 @@ describe('the commands the docs show', () => {
       '--no-wasm-dynamic-tiering',
       '--min-semi-space-size',
       '--trace-gc',
+      '--require',
+      '--single-threaded-gc',
+      '--no-concurrent-recompilation',
+      '--maglev',
+      '--liftoff-only',
     ];
     const known = new Set([...help.values()].flatMap((flags) => [...flags]));
     const unknown = PAGES.flatMap((page) =>
