@@ -80,6 +80,25 @@ describe('VectorIndex', () => {
     }
   });
 
+  it('keeps the rows committed last up to 8 MB of vectors, the oldest file going first', async () => {
+    const { dir } = await written('parquet', batchOf('seed', 1, 1024, 9));
+    const index = await VectorIndex.build(dir, []);
+    // 4 MB, 4 MB, then 1 MB of 1,024-dim vectors: the first file no longer fits.
+    const files = [batchOf('a', 1024, 1024, 1), batchOf('b', 1024, 1024, 2), batchOf('c', 256, 1024, 3)];
+    for (const [i, batch] of files.entries()) {
+      index.addFile(
+        `missing-${i}.parquet`,
+        batch.chunks.map((c) => c.hash),
+        batch.vectors,
+      );
+    }
+    // The files are not on disk: what is answered came from memory.
+    for (const batch of files.slice(1)) {
+      expect(await index.vector(batch.chunks[5]!.hash)).toEqual(batch.vectors[5]);
+    }
+    await expect(index.vector(files[0]!.chunks[5]!.hash)).rejects.toThrow(/missing-0\.parquet/);
+  });
+
   it('keeps the files used last, shares a read between batches asking at once, and keeps no failed read', async () => {
     const dir = join(root, `d${n++}`);
     const writer = new DatasetWriter({ dir, format: 'parquet', metadata: {} });
