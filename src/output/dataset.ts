@@ -297,7 +297,7 @@ export class DatasetWriter {
     try {
       return withoutWriterKeys(await this.readFileMetadata(path));
     } catch (error) {
-      // (openAsBlob does not say ENOENT: ask the folder.)
+      // Whatever the reader says (a missing part or an unreadable one), the folder tells which.
       if (await this.hasPart(batchId)) {
         throw new OutputError(`cannot read the metadata of ${path}: ${messageOf(error)}`, { cause: error });
       }
