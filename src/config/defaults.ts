@@ -118,6 +118,13 @@ export const DEFAULTS = {
   keepVersions: 1,
 
   /**
+   * How long a batch with a few texts left to send after reuse waits for other batches' few, to
+   * share a request (embedding/send-pool.ts). An incremental run's changed batches can be far apart
+   * in the plan, and 20 ms grouped few of them (docs/benchmarks.md, "a fifth session"). A full group
+   * goes at once; the wait only delays a batch that is mostly reused.
+   */
+  sendPoolWaitMs: 200,
+  /**
    * Committing embedded batches: several per file, written once their vectors reach `groupBytes`
    * or the oldest waited `maxDelayMs` (what a crash can cost: re-embedding at most that much).
    * 2 MB, not 4: every group is held several times over while it is encoded (flat rows, Arrow

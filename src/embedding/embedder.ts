@@ -9,6 +9,7 @@ import type { CostBudget } from './cost-budget.js';
 import { EncodingPolicy } from './encoding-policy.js';
 import { GatewayEmbedder } from './gateway-embedder.js';
 import { ProviderRouter } from './provider-router.js';
+import type { SendPoolLimits } from './send-pool.js';
 
 export interface EmbedderSettings {
   readonly provider: ProviderSettings;
@@ -16,6 +17,8 @@ export interface EmbedderSettings {
   readonly retry: { readonly maxAttempts: number; readonly baseDelayMs: number; readonly maxDelayMs: number };
   /** Each request's deadline, when the run's differs from its client's (a worker's client serves many runs). */
   readonly timeoutMs?: number | undefined;
+  /** Batches with a few texts left after reuse share requests (`run` only: a worker's are jobs). */
+  readonly pool?: SendPoolLimits | undefined;
 }
 
 export interface EmbedderDependencies {

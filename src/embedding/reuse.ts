@@ -13,6 +13,7 @@ import { UsageError } from '../errors.js';
 import type { RunStats } from '../observability/stats.js';
 import type { ChunkSizing } from './chunk-sizing.js';
 import type { GatewayEmbedder } from './gateway-embedder.js';
+import { SendPool, type SendPoolLimits } from './send-pool.js';
 import { keepDims } from './vector-form.js';
 
 /** What reuse asks of the dataset's vectors by content hash (output/vector-index.ts keeps them). */
@@ -39,6 +40,8 @@ export interface ReuseOptions {
   readonly index: () => Promise<StoredVectors>;
   /** `--dims`: the dimensions kept of every vector (undefined: all of them). */
   readonly dims?: number | undefined;
+  /** Batches with a few texts left to send share requests (embedding/send-pool.ts); unset: never. */
+  readonly pool?: SendPoolLimits | undefined;
 }
 
 export class ReusingEmbedder {
@@ -49,8 +52,11 @@ export class ReusingEmbedder {
    */
   readonly #inFlight = new Map<string, Promise<ReadonlyMap<string, Float32Array>>>();
 
+  readonly #pool: SendPool | undefined;
+
   constructor(options: ReuseOptions) {
     this.#options = options;
+    this.#pool = options.pool ? new SendPool(options.embedder, options.pool) : undefined;
   }
 
   async embed(batch: Batch, signal: AbortSignal): Promise<EmbeddedBatch> {
@@ -112,9 +118,11 @@ export class ReusingEmbedder {
     let sent: EmbeddedBatch;
     try {
       sent =
-        toSend.length > 0
-          ? await embedder.embedBatch({ ...batch, chunks: toSend }, signal)
-          : embedder.nothingSent(batch);
+        toSend.length === 0
+          ? embedder.nothingSent(batch)
+          : this.#pool?.shares(batch, toSend)
+            ? await this.#pool.send(batch, toSend, signal)
+            : await embedder.embedBatch({ ...batch, chunks: toSend }, signal);
     } catch (error) {
       giveUp();
       throw error;

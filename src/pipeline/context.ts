@@ -10,12 +10,13 @@ import {
   readCalibration,
   writeCalibration,
 } from '../chunking/calibrate.js';
-import { RunSizing } from '../chunking/run-sizing.js';
+import type { RunSizing } from '../chunking/run-sizing.js';
 import type { RunSettings } from '../config/settings.js';
 import type { CostBudget } from '../embedding/cost-budget.js';
 import { type EmbedderDependencies, type EmbedderSettings, embedderFor } from '../embedding/embedder.js';
 import type { GatewayEmbedder } from '../embedding/gateway-embedder.js';
 import { ReusingEmbedder } from '../embedding/reuse.js';
+import { sendPoolLimits } from '../embedding/send-pool.js';
 import { formOfPlanKey } from '../embedding/vector-form.js';
 import type { GatewayClient } from '../gateway/index.js';
 import type { Logger } from '../observability/logger.js';
@@ -25,7 +26,7 @@ import { type OutputSession, openOutput, versionWriter } from '../output/session
 import { VectorIndex } from '../output/vector-index.js';
 import { findModel, makePlan, type RunPlan } from '../planning/plan.js';
 import { sizingFor } from '../planning/to-send.js';
-import type { RunSpec } from '../queue/distributed.js';
+import { type RunSpec, sizingOfSpec } from '../queue/distributed.js';
 
 export interface ContextDependencies {
   readonly client: GatewayClient;
@@ -93,7 +94,7 @@ export async function openRunContext(
     const sizing = sizingFor(settings, plan, await readCalibration(dir));
     const pricePerToken = plan.model.pricing?.promptPerToken;
     const stage = embeddingStage(
-      settings,
+      { ...settings, pool: sendPoolLimits(settings) },
       { client, model, sizing, stats, logger, pricePerToken, budget: deps.budget },
       {
         dir,
@@ -137,15 +138,7 @@ export async function joinRunContext(spec: RunSpec, deps: ContextDependencies): 
   });
   // The producer's calibration; a worker learns from its own answers too, but never re-plans a
   // document (its chunks are in other jobs): a chunk the gateway cut is a failure, never stored.
-  const sizing = RunSizing.restore(
-    {
-      model: spec.model,
-      budgetTokens: spec.budgetTokens,
-      contextLength: spec.contextLength,
-      overlapTokens: spec.overlap,
-    },
-    await readCalibration(spec.versionDir),
-  );
+  const sizing = sizingOfSpec(spec, await readCalibration(spec.versionDir));
   const stage = embeddingStage(
     spec,
     { ...deps, model: spec.model, sizing, pricePerToken: spec.pricePerToken },
@@ -178,6 +171,7 @@ function embeddingStage(
   const index = (): Promise<VectorIndex> =>
     (built ??= VectorIndex.build(source.dir, source.files(), source.format));
   const { sizing, stats } = deps;
-  const reuse = new ReusingEmbedder({ embedder, sizing, stats, index, dims: source.dims });
+  const { dims } = source;
+  const reuse = new ReusingEmbedder({ embedder, sizing, stats, index, dims, pool: settings.pool });
   return { embedder, reuse, index: () => built };
 }

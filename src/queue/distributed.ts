@@ -12,6 +12,8 @@
  * keys from their own environment.
  */
 import { Redis, type RedisOptions } from 'ioredis';
+import type { CalibrationState } from '../chunking/calibration.js';
+import { RunSizing } from '../chunking/run-sizing.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { ProviderSettings, RunSettings } from '../config/settings.js';
 import type { Batch } from '../domain.js';
@@ -73,6 +75,19 @@ export interface RunSpec {
   readonly keepVersions: number;
   readonly input: string;
   readonly createdAt: string;
+}
+
+/** The producer's chunk sizing, as a worker restores it from the spec and the version's calibration. */
+export function sizingOfSpec(spec: RunSpec, calibration: CalibrationState | undefined): RunSizing {
+  return RunSizing.restore(
+    {
+      model: spec.model,
+      budgetTokens: spec.budgetTokens,
+      contextLength: spec.contextLength,
+      overlapTokens: spec.overlap,
+    },
+    calibration,
+  );
 }
 
 export interface BatchJobData {

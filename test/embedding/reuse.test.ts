@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Batch, Chunk, EmbeddedBatch } from '../../src/domain.js';
 import { ReusingEmbedder } from '../../src/embedding/reuse.js';
+import type { SendPoolLimits } from '../../src/embedding/send-pool.js';
 import { RunStats } from '../../src/observability/stats.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import { VectorIndex } from '../../src/output/vector-index.js';
@@ -115,7 +116,7 @@ async function writeRows(dir: string, batchId: string, rows: Record<string, numb
 
 function reusing(
   index: VectorIndex,
-  opts: { manual?: boolean; stale?: (c: Chunk) => boolean } = {},
+  opts: { manual?: boolean; stale?: (c: Chunk) => boolean; pool?: SendPoolLimits } = {},
 ): { reuse: ReusingEmbedder; embedder: StubEmbedder; stats: RunStats } {
   const embedder = new StubEmbedder(opts.manual);
   const stats = new RunStats();
@@ -125,6 +126,7 @@ function reusing(
     sizing: { isStale: (c) => stale(c) },
     stats,
     index: async () => index,
+    pool: opts.pool,
   });
   return { reuse, embedder, stats };
 }
@@ -369,5 +371,97 @@ describe('VectorIndex', () => {
     expect(index.has(impostor)).toBe(true); // the key may collide…
     expect(await index.vector(impostor)).toBeUndefined(); // …the full hash decides
     expect([...(await index.vector(stored))!]).toEqual([1, 2, 3]);
+  });
+});
+
+describe('batches with a few texts left to send share a request', () => {
+  const pool: SendPoolLimits = { maxInputs: 8, maxTokens: 10_000, waitMs: 20 };
+  const stored = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`old ${i}`, [i, i, i]]));
+  /** A batch of four chunks: three the dataset holds, one new text. */
+  const mostlyHeld = (id: string, k: number) =>
+    batch(id, [
+      chunk(`${id}-a`, 0, `old ${3 * k}`),
+      chunk(`${id}-a`, 1, `new ${id}`),
+      chunk(`${id}-b`, 0, `old ${3 * k + 1}`),
+      chunk(`${id}-c`, 0, `old ${3 * k + 2}`),
+    ]);
+
+  it('sends the new texts of batches in flight together; each batch gets its own rows and share of the tokens', async () => {
+    const { index } = await indexOver(stored);
+    const { reuse, embedder } = reusing(index, { pool });
+    const batches = [0, 1, 2].map((k) => mostlyHeld(`b${k}`, k));
+    const results = await Promise.all(batches.map((b) => reuse.embed(b, signal)));
+    expect(embedder.calls.map((c) => [...c.texts].sort())).toEqual([['new b0', 'new b1', 'new b2']]);
+    const host = embedder.calls[0]!.batch.batchId;
+    results.forEach((result, k) => {
+      expect(result.batchId).toBe(`b${k}`);
+      expect(rows(result)).toEqual(batches[k]!.chunks.map((c) => `${c.documentId}#${c.index}`));
+      expect(vectorsOf(result)[1]).toEqual(Array.from(answerFor(`new b${k}`)));
+      expect(result.reused).toBe(3);
+    });
+    // The request went as the first batch to join, which counts it; tokens are shared by texts.
+    expect(results.map((r) => r.usage.requests)).toEqual(results.map((r) => (r.batchId === host ? 1 : 0)));
+    expect(results.map((r) => r.usage.promptTokens)).toEqual([10, 10, 10]);
+  });
+
+  it('sends a batch with nothing reused on its own, at once', async () => {
+    const { index } = await indexOver(stored);
+    const { reuse, embedder } = reusing(index, { pool });
+    const fresh = batch('f', [chunk('f', 0, 'fresh one'), chunk('f', 1, 'fresh two')]);
+    const [few, all] = await Promise.all([
+      reuse.embed(mostlyHeld('b0', 0), signal),
+      reuse.embed(fresh, signal),
+    ]);
+    expect(embedder.calls.map((c) => c.texts).sort()).toEqual([['fresh one', 'fresh two'], ['new b0']]);
+    expect(rows(few)).toHaveLength(4);
+    expect(rows(all)).toEqual(['f#0', 'f#1']);
+  });
+
+  it('gives each batch the failures of its own chunks, under its own id', async () => {
+    const { index } = await indexOver(stored);
+    const { reuse, embedder } = reusing(index, { pool, manual: true });
+    const batches = [0, 1].map((k) => mostlyHeld(`b${k}`, k));
+    const pending = Promise.all(batches.map((b) => reuse.embed(b, signal)));
+    await until(() => embedder.calls.length === 1, 'the shared request');
+    const call = embedder.calls[0]!;
+    const refused = call.batch.chunks.find((c) => c.documentId === 'b1-a')!;
+    const answered = call.batch.chunks.filter((c) => c !== refused);
+    call.answer({
+      ...outcome(
+        call.batch,
+        answered,
+        answered.map((c) => answerFor(c.text)),
+      ),
+      failures: [{ documentId: 'b1-a', chunkIndex: 1, batchId: call.batch.batchId, message: 'refused' }],
+    });
+    const [one, two] = (await pending) as [EmbeddedBatch, EmbeddedBatch];
+    expect(one.failures).toEqual([]);
+    expect(two.failures).toEqual([{ documentId: 'b1-a', chunkIndex: 1, batchId: 'b1', message: 'refused' }]);
+    expect(rows(two)).toEqual(['b1-a#0', 'b1-b#0', 'b1-c#0']);
+    expect(rows(one)).toHaveLength(4);
+  });
+
+  it('never puts an image in a shared request (its inputs are multimodal blocks)', async () => {
+    const { index } = await indexOver(stored);
+    const { reuse, embedder } = reusing(index, { pool });
+    const withImage = (b: Batch): Batch => ({
+      ...b,
+      chunks: b.chunks.map((c) =>
+        c.index === 1
+          ? { ...c, image: { kind: 'url', source: 'x', url: `https://x/${c.documentId}`, urlBytes: 20 } }
+          : c,
+      ),
+    });
+    await Promise.all([0, 1].map((k) => reuse.embed(withImage(mostlyHeld(`b${k}`, k)), signal)));
+    expect(embedder.calls.map((c) => c.batch.batchId).sort()).toEqual(['b0', 'b1']);
+  });
+
+  it('fails every batch of a request that failed', async () => {
+    const { index } = await indexOver(stored);
+    const { reuse, embedder } = reusing(index, { pool, manual: true });
+    const pending = [0, 1].map((k) => reuse.embed(mostlyHeld(`b${k}`, k), signal));
+    await until(() => embedder.calls.length === 1, 'the shared request');
+    embedder.calls[0]!.fail(new Error('gateway down'));
+    for (const result of pending) await expect(result).rejects.toThrow('gateway down');
   });
 });
