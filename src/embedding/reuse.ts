@@ -62,9 +62,10 @@ export class ReusingEmbedder {
   async embed(batch: Batch, signal: AbortSignal): Promise<EmbeddedBatch> {
     const { embedder, sizing, stats } = this.#options;
     const index = await this.#options.index();
+    // Vectors not sent for this batch; those that came from this run's own texts, for its record
+    // (the others are the dataset's).
     const vectors = new Map<Chunk, Float32Array>();
-    // Where each vector not sent for this batch came from, for its record.
-    const origins = new Map<Chunk, 'dataset' | 'run'>();
+    const fromRun = new Set<Chunk>();
     const waiting = new Map<Chunk, Promise<ReadonlyMap<string, Float32Array>>>();
     const sameBatch = new Map<Chunk, Chunk>();
     const firstOf = new Map<string, Chunk>();
@@ -92,7 +93,7 @@ export class ReusingEmbedder {
         const stored = stale ? undefined : storedOf.get(chunk);
         if (stored) {
           vectors.set(chunk, stored);
-          origins.set(chunk, index.origin(chunk.hash) === 'run' ? 'run' : 'dataset');
+          if (index.origin(chunk.hash) === 'run') fromRun.add(chunk);
           stats.tokensReused += chunk.tokens;
           continue;
         }
@@ -142,12 +143,12 @@ export class ReusingEmbedder {
     toSend = [];
     for (const [chunk, first] of sameBatch) {
       const vector = answered.get(first);
-      if (vector) this.#shared(chunk, vector, vectors, origins);
+      if (vector) this.#shared(chunk, vector, vectors, fromRun);
       else toSend.push(chunk);
     }
     for (const [chunk, pending] of waiting) {
       const vector = (await pending).get(chunk.hash);
-      if (vector) this.#shared(chunk, vector, vectors, origins);
+      if (vector) this.#shared(chunk, vector, vectors, fromRun);
       else toSend.push(chunk);
     }
     if (toSend.length > 0)
@@ -162,13 +163,13 @@ export class ReusingEmbedder {
     let deduplicated = 0;
     for (const chunk of batch.chunks) {
       if (replanned.has(chunk.documentId)) continue;
-      const vector = vectors.get(chunk) ?? answered.get(chunk);
+      const notSent = vectors.get(chunk);
+      const vector = notSent ?? answered.get(chunk);
       if (!vector) continue;
       chunks.push(chunk);
       out.push(vector);
-      const origin = origins.get(chunk);
-      if (origin === 'dataset') reused += 1;
-      else if (origin === 'run') deduplicated += 1;
+      if (notSent && fromRun.has(chunk)) deduplicated += 1;
+      else if (notSent) reused += 1;
     }
     const planned = new Set(batch.chunks);
     for (const [i, chunk] of sent.chunks.entries()) {
@@ -211,14 +212,9 @@ export class ReusingEmbedder {
     for (const hash of hashes) this.#inFlight.delete(hash);
   }
 
-  #shared(
-    chunk: Chunk,
-    vector: Float32Array,
-    into: Map<Chunk, Float32Array>,
-    origins: Map<Chunk, 'dataset' | 'run'>,
-  ): void {
+  #shared(chunk: Chunk, vector: Float32Array, into: Map<Chunk, Float32Array>, fromRun: Set<Chunk>): void {
     into.set(chunk, vector);
-    origins.set(chunk, 'run');
+    fromRun.add(chunk);
     this.#options.stats.tokensReused += chunk.tokens;
   }
 }
