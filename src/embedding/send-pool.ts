@@ -17,7 +17,7 @@
  */
 import { DEFAULTS } from '../config/defaults.js';
 import type { Batch, Chunk, ChunkFailure, EmbeddedBatch } from '../domain.js';
-import type { GatewayEmbedder } from './gateway-embedder.js';
+import { BatchFailedError, type GatewayEmbedder } from './gateway-embedder.js';
 
 export interface SendPoolLimits {
   /** Inputs per request. */
@@ -111,7 +111,14 @@ export class SendPool {
         });
       },
       (error: unknown) => {
-        for (const member of group.members) member.reject(error);
+        // Each batch fails under its own id (the log and the failed-batch list name it, not the host).
+        for (const member of group.members) {
+          member.reject(
+            error instanceof BatchFailedError
+              ? new BatchFailedError(member.batch.batchId, error.cause)
+              : error,
+          );
+        }
       },
     );
   }

@@ -8,8 +8,10 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Batch, Chunk, EmbeddedBatch } from '../../src/domain.js';
+import { BatchFailedError } from '../../src/embedding/gateway-embedder.js';
 import { ReusingEmbedder } from '../../src/embedding/reuse.js';
 import type { SendPoolLimits } from '../../src/embedding/send-pool.js';
+import { GatewayError } from '../../src/gateway/errors.js';
 import { RunStats } from '../../src/observability/stats.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import { VectorIndex } from '../../src/output/vector-index.js';
@@ -454,6 +456,19 @@ describe('batches with a few texts left to send share a request', () => {
     });
     await Promise.all([0, 1].map((k) => reuse.embed(withImage(mostlyHeld(`b${k}`, k)), signal)));
     expect(embedder.calls.map((c) => c.batch.batchId).sort()).toEqual(['b0', 'b1']);
+  });
+
+  it('fails every batch of a request whose retries ran out, each under its own id', async () => {
+    const { index } = await indexOver(stored);
+    const { reuse, embedder } = reusing(index, { pool, manual: true });
+    const pending = [0, 1].map((k) => reuse.embed(mostlyHeld(`b${k}`, k), signal));
+    await until(() => embedder.calls.length === 1, 'the shared request');
+    const host = embedder.calls[0]!.batch.batchId;
+    const cause = new GatewayError({ status: 503, gatewayMessage: 'unavailable' });
+    embedder.calls[0]!.fail(new BatchFailedError(host, cause));
+    for (const [k, result] of pending.entries()) {
+      await expect(result).rejects.toMatchObject({ batchId: `b${k}`, cause });
+    }
   });
 
   it('fails every batch of a request that failed', async () => {
