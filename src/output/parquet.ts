@@ -14,11 +14,13 @@
  *   globally (the only setting that reaches the nested column) and switched back on by name.
  */
 import { type FileHandle, open } from 'node:fs/promises';
-import { tableToIPC } from 'apache-arrow';
+import { endianness } from 'node:os';
+import { type Table, tableToIPC } from 'apache-arrow';
 import { parquetMetadata } from 'hyparquet';
 import * as pw from 'parquet-wasm';
+import { withVectorColumn } from './parquet-vector-column.js';
 import type { PartRows } from './rows.js';
-import { ID_COLUMN, INDEX_COLUMN, partTable } from './table.js';
+import { EMBEDDING_COLUMN, ID_COLUMN, INDEX_COLUMN, partTable } from './table.js';
 
 export type ParquetCompression = 'snappy' | 'zstd' | 'lz4' | 'none';
 
@@ -40,24 +42,61 @@ const CODECS: Record<ParquetCompression, pw.Compression> = {
   none: pw.Compression.UNCOMPRESSED,
 };
 
-/** One Parquet file (one row group) holding `rows`; `metadata` becomes the file's key-value metadata. */
+/** Codecs that leave float32 vectors as they are: with them the vector column is written by us. */
+const VECTORS_AS_THEY_ARE: ReadonlySet<ParquetCompression> = new Set(['snappy', 'none']);
+
+/**
+ * One Parquet file (one row group) holding `rows`; `metadata` becomes the file's key-value metadata.
+ * With snappy or none, parquet-wasm writes every column but the vectors and parquet-vector-column.ts
+ * adds them; with zstd or lz4 (which shrink vectors a little) parquet-wasm writes the whole file.
+ */
 export function encodeParquet(
   rows: PartRows,
   metadata: Record<string, string>,
   options: ParquetOptions = {},
 ): Uint8Array {
-  const ipc = tableToIPC(partTable(rows, metadata), 'stream');
+  const compression = options.compression ?? DEFAULT_PARQUET_COMPRESSION;
+  const table = partTable(rows, metadata);
+  if (rows.ids.length === 0 || !VECTORS_AS_THEY_ARE.has(compression) || endianness() !== 'LE')
+    return writeWithParquetWasm(table, metadata, compression);
+  const names = table.schema.names as string[];
+  const fieldIndex = names.indexOf(EMBEDDING_COLUMN);
+  const others = table.select(names.filter((name) => name !== EMBEDDING_COLUMN));
+  return withVectorColumn(
+    writeWithParquetWasm(others, metadata, compression),
+    { name: EMBEDDING_COLUMN, fieldIndex, values: rows.embeddings, dims: rows.dims, rows: rows.ids.length },
+    arrowSchemaOf(table),
+  );
+}
+
+/**
+ * The `ARROW:schema` value Arrow writers put in a Parquet file's metadata, so that readers get the
+ * Arrow types back (fixed_size_list, not list): base64 of the IPC schema message, with its
+ * continuation marker and length, as the first message of an IPC stream has it.
+ */
+function arrowSchemaOf(table: Table): string {
+  const stream = tableToIPC(table.slice(0, 0), 'stream');
+  const length = new DataView(stream.buffer, stream.byteOffset + 4, 4).getInt32(0, true);
+  return Buffer.from(stream.buffer, stream.byteOffset, 8 + length).toString('base64');
+}
+
+function writeWithParquetWasm(
+  table: Table,
+  metadata: Record<string, string>,
+  compression: ParquetCompression,
+): Uint8Array {
+  const ipc = tableToIPC(table, 'stream');
   // writeParquet consumes (frees) both wasm objects, even when it throws; free them only if we
   // never get that far.
-  const props = writerProperties(metadata, options.compression ?? DEFAULT_PARQUET_COMPRESSION);
-  let table: pw.Table;
+  const props = writerProperties(metadata, compression);
+  let wasmTable: pw.Table;
   try {
-    table = pw.Table.fromIPCStream(ipc);
+    wasmTable = pw.Table.fromIPCStream(ipc);
   } catch (error) {
     props.free();
     throw error;
   }
-  return pw.writeParquet(table, props);
+  return pw.writeParquet(wasmTable, props);
 }
 
 /** A Parquet file's key-value metadata, read from its footer (the file is not read whole). */

@@ -157,7 +157,8 @@ describe('Parquet parts read back with DuckDB', () => {
         `SELECT path_in_schema, encodings, compression, stats_min, stats_max, stats_min_value, stats_max_value FROM parquet_metadata(${quote(file)})`,
       );
       const vector = columns.find((c) => String(c['path_in_schema']).startsWith('embedding'))!;
-      expect(vector['compression']).toBe(name);
+      // Snappy does not shrink float32 vectors: with it (or none) they are stored as they are.
+      expect(vector['compression']).toBe(compression === 'snappy' ? 'UNCOMPRESSED' : name);
       // min/max over every vector element would prune nothing.
       expect([vector['stats_min'], vector['stats_max']]).toEqual([null, null]);
       for (const column of columns) {
@@ -165,6 +166,7 @@ describe('Parquet parts read back with DuckDB', () => {
         expect(String(column['encodings'])).not.toMatch(/DICTIONARY|BYTE_STREAM_SPLIT/);
       }
       const column = (name: string) => columns.find((c) => c['path_in_schema'] === name)!;
+      expect(column('text')['compression']).toBe(name);
       expect([column('chunk_index')['stats_min'], column('chunk_index')['stats_max']]).toEqual(['0', '15']);
       expect(column('id')['stats_min_value']).toBe(batch.chunks.map((c) => c.documentId).sort()[0]);
       expect(column('tokens')['stats_max_value']).not.toBeNull();

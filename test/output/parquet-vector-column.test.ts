@@ -1,0 +1,212 @@
+/**
+ * The vector column written by embedpipe and added to parquet-wasm's file of the other columns:
+ * read back by three independent readers (DuckDB, hyparquet, parquet-wasm) float for float, with the
+ * schema, types and metadata parquet-wasm gives the same rows written whole.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Schema, tableFromIPC, tableToIPC } from 'apache-arrow';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
+import * as pw from 'parquet-wasm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeParquet, writerProperties } from '../../src/output/parquet.js';
+import { type PartRows, partRowsFromBatch } from '../../src/output/rows.js';
+import { partTable } from '../../src/output/table.js';
+import { readStruct, writeStruct } from '../../src/output/thrift-compact.js';
+import { query, sqlString } from '../helpers/duckdb.js';
+import { firstBitDifference, makeBatch } from './fixtures.js';
+
+let root: string;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'embedpipe-vector-column-'));
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+/** What parquet-wasm writes of the same rows on its own: the reference. */
+function wholeByParquetWasm(rows: PartRows, metadata: Record<string, string>): Uint8Array {
+  const table = pw.Table.fromIPCStream(tableToIPC(partTable(rows, metadata), 'stream'));
+  return pw.writeParquet(table, writerProperties(metadata, 'snappy'));
+}
+
+function rowsOf(spec: { rows: number; dims: number; seed: number }): PartRows {
+  return partRowsFromBatch(makeBatch({ batchId: `b${spec.seed}`, ...spec }));
+}
+
+function footerOf(bytes: Uint8Array) {
+  return parquetMetadata(
+    bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
+  );
+}
+
+function arrowSchemaOf(bytes: Uint8Array): Schema {
+  const value = footerOf(bytes).key_value_metadata!.find((kv) => kv.key === 'ARROW:schema')!.value!;
+  // The schema message, then the stream's end marker: an IPC stream of no batches.
+  const message = Buffer.from(value, 'base64');
+  return tableFromIPC(Buffer.concat([message, Buffer.from([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0])])).schema;
+}
+
+async function write(name: string, bytes: Uint8Array): Promise<string> {
+  const path = join(root, name);
+  await writeFile(path, bytes);
+  return path;
+}
+
+/** Every float of `path`'s embedding column, as DuckDB reads it, against the rows written. */
+async function expectVectorsByDuckDb(path: string, rows: PartRows): Promise<void> {
+  const read = await query(
+    `SELECT id, chunk_index, text, embedding, tokens, content_hash FROM read_parquet(${sqlString(path)})`,
+  );
+  expect(read.length).toBe(rows.ids.length);
+  read.forEach((row, i) => {
+    expect([row['id'], row['chunk_index'], row['text'], row['tokens'], row['content_hash']]).toEqual([
+      rows.ids[i],
+      rows.chunkIndex[i],
+      rows.texts[i],
+      rows.tokens[i],
+      rows.hashes[i],
+    ]);
+    const expected = rows.embeddings.subarray(i * rows.dims, (i + 1) * rows.dims);
+    expect(firstBitDifference(Float32Array.from(row['embedding'] as number[]), expected), `row ${i}`).toBe(
+      -1,
+    );
+  });
+}
+
+describe('the vector column written by embedpipe', () => {
+  it.each([
+    { rows: 1, dims: 1 },
+    { rows: 5, dims: 3 },
+    // 2.1 MB of vectors: three pages of about a megabyte.
+    { rows: 1400, dims: 384 },
+    { rows: 200, dims: 1536 },
+  ])(
+    'is read back float for float by DuckDB, hyparquet and parquet-wasm ($rows rows × $dims)',
+    async (spec) => {
+      const rows = rowsOf({ ...spec, seed: spec.rows + spec.dims });
+      const bytes = encodeParquet(rows, { 'embedpipe.model': 'test/model-1' });
+      const path = await write(`read-${spec.rows}x${spec.dims}.parquet`, bytes);
+      await expectVectorsByDuckDb(path, rows);
+
+      const objects = await parquetReadObjects({
+        file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
+        columns: ['id', 'embedding'],
+      });
+      objects.forEach((row, i) => {
+        expect(row['id']).toBe(rows.ids[i]);
+        const expected = rows.embeddings.subarray(i * spec.dims, (i + 1) * spec.dims);
+        expect(firstBitDifference(Float32Array.from(row['embedding'] as number[]), expected)).toBe(-1);
+      });
+
+      const table = tableFromIPC(pw.readParquet(bytes).intoIPCStream());
+      expect(String(table.getChild('embedding')!.type)).toBe(`FixedSizeList[${spec.dims}]<Float32>`);
+      const child = table
+        .getChild('embedding')!
+        .data.flatMap((d) => [...(d.children[0]!.values as Float32Array)]);
+      expect(firstBitDifference(Float32Array.from(child), rows.embeddings)).toBe(-1);
+    },
+  );
+
+  it.each([
+    { label: 'text', plan: {}, images: false },
+    {
+      label: 'images and every vector type',
+      plan: { vectors: { types: ['float16', 'int8', 'binary'] } },
+      images: true,
+    },
+  ])(
+    'has the schema, Arrow types and metadata of the file parquet-wasm writes whole ($label)',
+    async ({ plan, images }) => {
+      const base = rowsOf({ rows: 40, dims: 16, seed: 7 });
+      const rows: PartRows = images
+        ? {
+            ...base,
+            images: {
+              sources: base.ids.map((_, i) => (i % 3 === 0 ? null : `img-${i}.png`)),
+              hashes: base.ids.map((_, i) => (i % 3 === 0 ? null : `${i}`.padStart(64, '0'))),
+            },
+          }
+        : base;
+      const metadata = { 'embedpipe.model': 'test/model-1', 'embedpipe.plan': JSON.stringify(plan) };
+      const ours = await write(`schema-ours-${images}.parquet`, encodeParquet(rows, metadata));
+      const reference = await write(`schema-ref-${images}.parquet`, wholeByParquetWasm(rows, metadata));
+
+      const schemaOf = (path: string) =>
+        query(
+          `SELECT name, type, type_length, repetition_type, num_children, converted_type, logical_type
+         FROM parquet_schema(${sqlString(path)})`,
+        );
+      expect(await schemaOf(ours)).toEqual(await schemaOf(reference));
+
+      // Every column's values, as DuckDB reads them, equal.
+      const all = (path: string) => query(`SELECT * FROM read_parquet(${sqlString(path)})`);
+      expect(JSON.stringify(await all(ours))).toBe(JSON.stringify(await all(reference)));
+
+      const kv = (path: string) =>
+        query(
+          `SELECT decode(key) AS key, decode(value) AS value FROM parquet_kv_metadata(${sqlString(path)})
+         WHERE decode(key) <> 'ARROW:schema' ORDER BY key`,
+        );
+      expect(await kv(ours)).toEqual(await kv(reference));
+      const [ourSchema, referenceSchema] = [
+        arrowSchemaOf(await readFile(ours)),
+        arrowSchemaOf(await readFile(reference)),
+      ];
+      expect(ourSchema.fields.map((f) => `${f.name}: ${f.type} ${f.nullable}`)).toEqual(
+        referenceSchema.fields.map((f) => `${f.name}: ${f.type} ${f.nullable}`),
+      );
+      expect(Object.fromEntries(ourSchema.metadata)).toEqual(Object.fromEntries(referenceSchema.metadata));
+    },
+  );
+
+  it('keeps the other columns as parquet-wasm wrote them, snappy and statistics included', async () => {
+    const rows = rowsOf({ rows: 64, dims: 32, seed: 3 });
+    const ours = await write('columns-ours.parquet', encodeParquet(rows, {}));
+    const reference = await write('columns-ref.parquet', wholeByParquetWasm(rows, {}));
+    const columns = (path: string) =>
+      query(
+        `SELECT path_in_schema, type, num_values, compression, encodings, stats_min_value, stats_max_value
+         FROM parquet_metadata(${sqlString(path)}) ORDER BY column_id`,
+      );
+    const [mine, theirs] = [await columns(ours), await columns(reference)];
+    expect(mine.map((c) => c['path_in_schema'])).toEqual(theirs.map((c) => c['path_in_schema']));
+    mine.forEach((column, i) => {
+      if (String(column['path_in_schema']).startsWith('embedding')) {
+        // Snappy does not shrink float32 vectors: they are stored as they are.
+        expect(column['compression']).toBe('UNCOMPRESSED');
+        expect({ ...column, compression: 'SNAPPY' }).toEqual(theirs[i]);
+      } else expect(column).toEqual(theirs[i]);
+    });
+  });
+
+  it('reads and writes a footer back to the same bytes (the thrift tree loses nothing)', () => {
+    const bytes = wholeByParquetWasm(rowsOf({ rows: 10, dims: 8, seed: 11 }), { k: 'ü🙂' });
+    const length = new DataView(bytes.buffer, bytes.byteOffset + bytes.length - 8, 4).getUint32(0, true);
+    const footer = bytes.subarray(bytes.length - 8 - length, bytes.length - 8);
+    const { struct, end } = readStruct(footer);
+    expect(end).toBe(footer.length);
+    expect(Buffer.from(writeStruct(struct)).equals(Buffer.from(footer))).toBe(true);
+  });
+
+  it('is refused by the readers when its levels are wrong (the checks above can fail)', async () => {
+    const rows = rowsOf({ rows: 4, dims: 8, seed: 5 });
+    const bytes = encodeParquet(rows, {});
+    const footer = footerOf(bytes);
+    const chunk = footer.row_groups[0]!.columns.find((c) => c.meta_data!.path_in_schema[0] === 'embedding')!;
+    // The first page's definition levels say 32 elements; make them say 31.
+    const page = Number(chunk.meta_data!.data_page_offset);
+    const body = Buffer.from(bytes.buffer, bytes.byteOffset + page, 200);
+    // Per row: a run of one 0, a run of seven 1s.
+    const repetition = body.indexOf(Buffer.from([0x02, 0x00, 0x0e, 0x01]));
+    expect(body.readUInt32LE(repetition - 4)).toBe(4 * 4);
+    const definitionRun = repetition + 16 + 4;
+    expect([...body.subarray(definitionRun, definitionRun + 2)]).toEqual([32 * 2, 0x01]);
+    const broken = Uint8Array.from(bytes);
+    broken[page + definitionRun] = 31 * 2;
+    const path = await write('broken.parquet', broken);
+    await expect(query(`SELECT embedding FROM read_parquet(${sqlString(path)})`)).rejects.toThrow();
+    expect(() => pw.readParquet(broken)).toThrow();
+  });
+});
