@@ -26,7 +26,7 @@ import { type OutputSession, openOutput, versionWriter } from '../output/session
 import { VectorIndex } from '../output/vector-index.js';
 import { findModel, makePlan, type RunPlan } from '../planning/plan.js';
 import { sizingFor } from '../planning/to-send.js';
-import { type RunSpec, sizingOfSpec } from '../queue/distributed.js';
+import { type RunSpec, sizingOfSpec } from '../queue/run-spec.js';
 
 export interface ContextDependencies {
   readonly client: GatewayClient;

@@ -3,7 +3,7 @@
  * spoken to in one module. Read from the sources with the TypeScript parser.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
@@ -36,6 +36,46 @@ function longFunctions(path: string, max: number): string[] {
   return found;
 }
 
+/**
+ * The packages and source files `from` loads when it is run: static value imports, followed
+ * (`import type`, type-only specifiers and dynamic `import()` are not loaded with it).
+ */
+function loadedBy(from: string): { files: Set<string>; packages: Set<string> } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (path: string) => {
+    if (files.has(path)) return;
+    files.add(path);
+    const file = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+    for (const statement of file.statements) {
+      if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue;
+      const specifier = statement.moduleSpecifier;
+      if (!specifier || !ts.isStringLiteral(specifier)) continue;
+      if (ts.isImportDeclaration(statement)) {
+        const clause = statement.importClause;
+        if (clause?.isTypeOnly) continue;
+        const named = clause?.namedBindings;
+        if (
+          clause &&
+          !clause.name &&
+          named &&
+          ts.isNamedImports(named) &&
+          named.elements.every((e) => e.isTypeOnly)
+        )
+          continue;
+      } else if (statement.isTypeOnly) continue;
+      const target = specifier.text;
+      if (target.startsWith('.')) visit(resolve(dirname(path), target.replace(/\.js$/, '.ts')));
+      else
+        packages.add(
+          target.startsWith('@') ? target.split('/').slice(0, 2).join('/') : target.split('/')[0]!,
+        );
+    }
+  };
+  visit(from);
+  return { files, packages };
+}
+
 describe('the shape of the code', () => {
   const pipeline = sourceFiles(join(SRC, 'pipeline'));
 
@@ -55,5 +95,12 @@ describe('the shape of the code', () => {
       .filter((path) => /from 'bullmq'/.test(readFileSync(path, 'utf8')))
       .map((path) => relative(SRC, path));
     expect(importers).toEqual(['queue/batch-jobs.ts']);
+  });
+
+  it('run (one process, no services) does not load the Redis client or BullMQ', () => {
+    // ioredis alone was ~90 ms of a one-document run's start-up when a shared module pulled it in.
+    const { packages } = loadedBy(join(SRC, 'cli/run-action.ts'));
+    expect(packages.has('parquet-wasm')).toBe(true); // the walk reaches the pipeline
+    expect([...packages].filter((name) => name === 'ioredis' || name === 'bullmq')).toEqual([]);
   });
 });
