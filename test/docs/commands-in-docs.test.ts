@@ -564,6 +564,7 @@ describe('the commands the docs show', () => {
       '--no-wasm-dynamic-tiering',
       '--min-semi-space-size',
       '--trace-gc',
+      '--interrupt-budget',
       '--require',
       '--single-threaded-gc',
       '--no-concurrent-recompilation',
