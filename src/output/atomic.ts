@@ -3,7 +3,7 @@
  * target. A reader (or a resumed run) sees either the old file or the whole new one, never a torn
  * part file.
  */
-import { writeSync } from 'node:fs';
+import { writeSync, writevSync } from 'node:fs';
 import { type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OutputError } from '../errors.js';
@@ -134,12 +134,11 @@ export class TempFile {
    * files written asynchronously were a measurable share of a run's peak RSS
    * (docs/benchmarks.md, "Design figures").
    */
-  writeNow(chunk: Uint8Array): void {
+  writeNow(chunk: Uint8Array | readonly Uint8Array[]): void {
     if (!this.handle) throw new OutputError(`${this.path}: written after close`);
     try {
-      let done = 0;
-      while (done < chunk.byteLength) done += writeSync(this.handle.fd, chunk, done, chunk.byteLength - done);
-      this.size += done;
+      this.size +=
+        chunk instanceof Uint8Array ? writeAll(this.handle.fd, chunk) : writeAllv(this.handle.fd, chunk);
     } catch (error) {
       throw new OutputError(`cannot write ${this.path}: ${messageOf(error)}`, { cause: error });
     }
@@ -189,4 +188,29 @@ export async function syncDirectory(dir: string): Promise<void> {
   } finally {
     await handle?.close().catch(() => {});
   }
+}
+
+function writeAll(fd: number, chunk: Uint8Array): number {
+  let done = 0;
+  while (done < chunk.byteLength) done += writeSync(fd, chunk, done, chunk.byteLength - done);
+  return done;
+}
+
+/** Buffers per writev: Linux's IOV_MAX. */
+const MAX_PIECES = 1024;
+
+/** `pieces` one after another, through writev (no copy into one buffer); short writes resumed. */
+function writeAllv(fd: number, pieces: readonly Uint8Array[]): number {
+  let total = 0;
+  let rest = pieces.filter((piece) => piece.byteLength > 0);
+  while (rest.length > 0) {
+    const batch = rest.slice(0, MAX_PIECES);
+    let written = writevSync(fd, batch);
+    total += written;
+    let used = 0;
+    while (used < batch.length && written >= batch[used]!.byteLength) written -= batch[used++]!.byteLength;
+    rest = rest.slice(used);
+    if (written > 0) rest[0] = rest[0]!.subarray(written);
+  }
+  return total;
 }

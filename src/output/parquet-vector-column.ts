@@ -59,9 +59,11 @@ export interface VectorColumn {
 
 /**
  * `file` (a one-row-group Parquet file of every column but `column`) with `column` added, and its
- * `ARROW:schema` metadata replaced by `arrowSchema` (base64 of the IPC schema message).
+ * `ARROW:schema` metadata replaced by `arrowSchema` (base64 of the IPC schema message). The file
+ * comes back as pieces to write one after another: the vectors are not copied into one buffer,
+ * the pieces view them where they are.
  */
-export function withVectorColumn(file: Uint8Array, column: VectorColumn, arrowSchema: string): Uint8Array {
+export function withVectorColumn(file: Uint8Array, column: VectorColumn, arrowSchema: string): Uint8Array[] {
   const footerLength = new DataView(file.buffer, file.byteOffset + file.length - 8, 4).getUint32(0, true);
   const footerStart = file.length - 8 - footerLength;
   const { struct: footer } = readStruct(file, footerStart);
@@ -92,17 +94,12 @@ export function withVectorColumn(file: Uint8Array, column: VectorColumn, arrowSc
   if (orders) (orders.value as ThriftList).items.splice(leaf, 0, struct([1, WireType.Struct, struct()]));
   replaceKeyValue(footer, 'ARROW:schema', arrowSchema);
 
-  // One buffer, the vectors copied once: the other columns as written, the pages, the new footer.
   const newFooter = writeStruct(footer);
-  const out = new Uint8Array(footerStart + chunkBytes + newFooter.length + 8);
-  out.set(file.subarray(0, footerStart), 0);
-  let at = footerStart;
-  for (const page of pages) at = writePage(out, at, page, column);
-  out.set(newFooter, at);
-  at += newFooter.length;
-  new DataView(out.buffer).setUint32(at, newFooter.length, true);
-  out.set(MAGIC, at + 4);
-  return out;
+  const tail = new Uint8Array(newFooter.length + 8);
+  tail.set(newFooter, 0);
+  new DataView(tail.buffer).setUint32(newFooter.length, newFooter.length, true);
+  tail.set(MAGIC, newFooter.length + 4);
+  return [file.subarray(0, footerStart), ...pages.flatMap((page) => pagePieces(page, column)), tail];
 }
 
 interface Page {
@@ -148,25 +145,24 @@ function vectorPages({ dims, rows }: VectorColumn): Page[] {
   return pages;
 }
 
-/** Writes `page` into `out` at `at`; returns where it ends. */
-function writePage(out: Uint8Array, at: number, page: Page, { values, dims }: VectorColumn): number {
-  const view = new DataView(out.buffer, out.byteOffset);
-  out.set(page.header, at);
-  let offset = at + page.header.length;
+/** A page as two pieces: its header and levels, then its values (a view of the vectors). */
+function pagePieces(page: Page, { values, dims }: VectorColumn): Uint8Array[] {
+  const levels = 4 + page.repetition.length * page.rows + 4 + page.definition.length;
+  const head = new Uint8Array(page.header.length + levels);
+  const view = new DataView(head.buffer);
+  head.set(page.header, 0);
+  let offset = page.header.length;
   view.setUint32(offset, page.repetition.length * page.rows, true);
   offset += 4;
-  for (let r = 0; r < page.rows; r++, offset += page.repetition.length) out.set(page.repetition, offset);
+  for (let r = 0; r < page.rows; r++, offset += page.repetition.length) head.set(page.repetition, offset);
   view.setUint32(offset, page.definition.length, true);
-  offset += 4;
-  out.set(page.definition, offset);
-  offset += page.definition.length;
+  head.set(page.definition, offset + 4);
   const bytes = new Uint8Array(
     values.buffer,
     values.byteOffset + page.firstRow * dims * 4,
     page.rows * dims * 4,
   );
-  out.set(bytes, offset);
-  return offset + bytes.length;
+  return [head, bytes];
 }
 
 /** One row's repetition levels at bit width 1: a run of one 0, then a run of dims − 1 ones. */

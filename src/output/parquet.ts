@@ -49,16 +49,17 @@ const VECTORS_AS_THEY_ARE: ReadonlySet<ParquetCompression> = new Set(['snappy', 
  * One Parquet file (one row group) holding `rows`; `metadata` becomes the file's key-value metadata.
  * With snappy or none, parquet-wasm writes every column but the vectors and parquet-vector-column.ts
  * adds them; with zstd or lz4 (which shrink vectors a little) parquet-wasm writes the whole file.
+ * The file as pieces to write in order (the vectors are not copied into one buffer).
  */
-export function encodeParquet(
+export function encodeParquetPieces(
   rows: PartRows,
   metadata: Record<string, string>,
   options: ParquetOptions = {},
-): Uint8Array {
+): Uint8Array[] {
   const compression = options.compression ?? DEFAULT_PARQUET_COMPRESSION;
   const table = partTable(rows, metadata);
   if (rows.ids.length === 0 || !VECTORS_AS_THEY_ARE.has(compression) || endianness() !== 'LE')
-    return writeWithParquetWasm(table, metadata, compression);
+    return [writeWithParquetWasm(table, metadata, compression)];
   const names = table.schema.names as string[];
   const fieldIndex = names.indexOf(EMBEDDING_COLUMN);
   const others = table.select(names.filter((name) => name !== EMBEDDING_COLUMN));
@@ -67,6 +68,15 @@ export function encodeParquet(
     { name: EMBEDDING_COLUMN, fieldIndex, values: rows.embeddings, dims: rows.dims, rows: rows.ids.length },
     arrowSchemaOf(table),
   );
+}
+
+/** The same file in one buffer. */
+export function encodeParquet(
+  rows: PartRows,
+  metadata: Record<string, string>,
+  options: ParquetOptions = {},
+): Uint8Array {
+  return Buffer.concat(encodeParquetPieces(rows, metadata, options));
 }
 
 /**

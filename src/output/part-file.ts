@@ -12,7 +12,12 @@ import { OutputError } from '../errors.js';
 import { arrowFileMetadata, arrowRowCount, encodeArrowIpcFile } from './arrow.js';
 import { TempFile } from './atomic.js';
 import { messageOf } from './fs-errors.js';
-import { encodeParquet, type ParquetCompression, parquetFileMetadata, parquetRowCount } from './parquet.js';
+import {
+  encodeParquetPieces,
+  type ParquetCompression,
+  parquetFileMetadata,
+  parquetRowCount,
+} from './parquet.js';
 import type { PartRows } from './rows.js';
 
 export type OutputFormat = 'parquet' | 'arrow';
@@ -25,7 +30,8 @@ export interface PartFileSpec {
 
 interface PartCodec {
   readonly extension: string;
-  encode(rows: PartRows, metadata: Record<string, string>, compression: ParquetCompression): Uint8Array;
+  /** The file as pieces written one after another. */
+  encode(rows: PartRows, metadata: Record<string, string>, compression: ParquetCompression): Uint8Array[];
   /** Rows in a written (temp) file: what the file really holds, read back. */
   countRows(path: string): Promise<number>;
   /** The key-value metadata of a part file on disk (Parquet: footer only). */
@@ -35,33 +41,33 @@ interface PartCodec {
 export const CODECS: Readonly<Record<OutputFormat, PartCodec>> = {
   parquet: {
     extension: '.parquet',
-    encode: (rows, metadata, compression) => encodeParquet(rows, metadata, { compression }),
+    encode: (rows, metadata, compression) => encodeParquetPieces(rows, metadata, { compression }),
     // Its footer alone is read.
     countRows: parquetRowCount,
     readMetadata: parquetFileMetadata,
   },
   arrow: {
     extension: '.arrow',
-    encode: (rows, metadata) => encodeArrowIpcFile(rows, metadata),
+    encode: (rows, metadata) => [encodeArrowIpcFile(rows, metadata)],
     // The file is read whole (its record batches are viewed, not copied).
     countRows: async (path) => arrowRowCount(await readFile(path)),
     readMetadata: arrowFileMetadata,
   },
 };
 
-/** The rows encoded in `format`. */
+/** The rows encoded in `format`, as pieces written one after another. */
 export function encodePart(
   format: OutputFormat,
   rows: PartRows,
   metadata: Record<string, string>,
   compression: ParquetCompression,
-): Uint8Array {
+): Uint8Array[] {
   return CODECS[format].encode(rows, metadata, compression);
 }
 
-/** A part's (or data file's) encoded bytes and the rows they hold. */
+/** A part's (or data file's) encoded bytes (pieces written one after another) and the rows they hold. */
 export interface EncodedPart {
-  readonly bytes: Uint8Array;
+  readonly bytes: readonly Uint8Array[];
   readonly rows: number;
 }
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutputError } from '../../src/errors.js';
-import { isTempName, tempPathFor, writeFileAtomic } from '../../src/output/atomic.js';
+import { isTempName, TempFile, tempPathFor, writeFileAtomic } from '../../src/output/atomic.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -46,5 +46,22 @@ describe('writeFileAtomic', () => {
     await writeFile(join(sub, 'taken.parquet', 'keep'), 'x');
     await expect(writeFileAtomic(join(sub, 'taken.parquet'), 'x')).rejects.toThrow(OutputError);
     expect(await readdir(sub)).toEqual(['taken.parquet']);
+  });
+});
+
+describe('TempFile.writeNow', () => {
+  it('writes pieces one after another, empty ones and more than one writev takes included', async () => {
+    const path = join(dir, 'pieces.bin');
+    const temp = await TempFile.create(path);
+    // 3,000 pieces: writev takes at most 1,024 buffers a call on Linux.
+    const pieces = Array.from({ length: 3000 }, (_, i) => new Uint8Array(i % 7).fill(i % 251));
+    pieces.push(new Uint8Array(5 * 2 ** 20).fill(9)); // one large enough for a short write to be possible
+    temp.writeNow(pieces);
+    temp.writeNow(new Uint8Array([1, 2, 3]));
+    await temp.close();
+    await temp.moveTo(path);
+    const expected = Buffer.concat([...pieces, new Uint8Array([1, 2, 3])]);
+    expect(temp.bytes).toBe(expected.length);
+    expect((await readFile(path)).equals(expected)).toBe(true);
   });
 });

@@ -182,7 +182,7 @@ describe('writeEncodedPart', () => {
       expect(await readdir(dir)).toEqual([]);
       expect(await writeEncodedPart(format, path, () => ({ bytes, rows: 5 }), 'part c')).toEqual({
         rows: 5,
-        bytes: bytes.byteLength,
+        bytes: bytes.reduce((sum, piece) => sum + piece.byteLength, 0),
       });
       expect(await readdir(dir)).toEqual([`part-c.${format}`]);
       // An encoder that throws: no file, no temp file left behind, an OutputError naming the file.
