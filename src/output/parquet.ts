@@ -63,8 +63,10 @@ export function encodeParquetPieces(
   const names = table.schema.names as string[];
   const fieldIndex = names.indexOf(EMBEDDING_COLUMN);
   const others = table.select(names.filter((name) => name !== EMBEDDING_COLUMN));
+  // One row group whatever the part's size: the vector column is added to exactly one.
+  const oneRowGroup = { rows: Math.max(1, rows.ids.length), bytes: 2 ** 31 };
   return withVectorColumn(
-    writeWithParquetWasm(others, metadata, compression),
+    writeWithParquetWasm(others, metadata, compression, oneRowGroup),
     { name: EMBEDDING_COLUMN, fieldIndex, values: rows.embeddings, dims: rows.dims, rows: rows.ids.length },
     arrowSchemaOf(table),
   );
@@ -94,11 +96,12 @@ function writeWithParquetWasm(
   table: Table,
   metadata: Record<string, string>,
   compression: ParquetCompression,
+  rowGroups?: RowGroupLimits,
 ): Uint8Array {
   const ipc = tableToIPC(table, 'stream');
   // writeParquet consumes (frees) both wasm objects, even when it throws; free them only if we
   // never get that far.
-  const props = writerProperties(metadata, compression);
+  const props = writerProperties(metadata, compression, rowGroups);
   let wasmTable: pw.Table;
   try {
     wasmTable = pw.Table.fromIPCStream(ipc);

@@ -181,6 +181,27 @@ describe('the vector column written by embedpipe', () => {
     });
   });
 
+  it("keeps a part past parquet-rs's default row group size (1,048,576 rows) in one row group", async () => {
+    const n = 1_100_000;
+    const rows: PartRows = {
+      ids: Array.from({ length: n }, (_, i) => `d${i}`),
+      chunkIndex: new Int32Array(n),
+      texts: Array.from({ length: n }, () => 'x'),
+      tokens: new Int32Array(n).fill(1),
+      hashes: Array.from({ length: n }, () => 'h'),
+      embeddings: Float32Array.from({ length: n }, (_, i) => i),
+      dims: 1,
+    };
+    const path = await write('large.parquet', encodeParquet(rows, {}));
+    const [groups] = await query(
+      `SELECT count(DISTINCT row_group_id)::INTEGER AS n FROM parquet_metadata(${sqlString(path)})`,
+    );
+    const [read] = await query(
+      `SELECT count(*)::INTEGER AS n, max(embedding[1])::DOUBLE AS last FROM read_parquet(${sqlString(path)})`,
+    );
+    expect([groups!['n'], read]).toEqual([1, { n, last: n - 1 }]);
+  }, 60_000);
+
   it('reads and writes a footer back to the same bytes (the thrift tree loses nothing)', () => {
     const bytes = wholeByParquetWasm(rowsOf({ rows: 10, dims: 8, seed: 11 }), { k: 'ü🙂' });
     const length = new DataView(bytes.buffer, bytes.byteOffset + bytes.length - 8, 4).getUint32(0, true);
