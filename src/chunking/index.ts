@@ -6,6 +6,7 @@ export {
   featureShares,
   isEvidence,
   MEASURED_SHARE,
+  someFeatureShareReaches,
   TokenCalibration,
   type TokenObservation,
 } from './calibration.js';

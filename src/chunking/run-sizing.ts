@@ -29,6 +29,7 @@ import {
   MEASURED_SHARE,
   prefixWithinBytes,
   profileOf,
+  someFeatureShareReaches,
   TokenCalibration,
   utf8Length,
 } from './index.js';
@@ -118,11 +119,17 @@ export class RunSizing implements ChunkSizing {
     const measured = this.calibration.measured();
     // Most documents: all ASCII, and ASCII is measured (the common case costs one native call).
     if (measured[0] && Buffer.byteLength(document.text) === document.text.length) return;
+    // Only a feature neither measured nor probed yet can be wanted: none left, nothing to look at.
+    const open = CLASSES.flatMap((_, k) => (!measured[k] && !this.#probed.has(k) ? [k] : []));
+    if (open.length === 0) return;
     const text = prefixWithinBytes(
       document.text,
       Math.min(MAX_PROBE_BYTES, this.calibration.current.budgetTokens),
     );
     if (text.length < 64) return;
+    // Most documents hold none of them in a share that could be wanted: a pass counting only those
+    // says so (the full profile below is what a probe records).
+    if (!someFeatureShareReaches(text, open, MEASURED_SHARE)) return;
     const profile = profileOf(text);
     const wanted = featureShares(profile).findIndex(
       (share, k) => !measured[k] && !this.#probed.has(k) && share >= MEASURED_SHARE,
