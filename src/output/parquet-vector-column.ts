@@ -38,7 +38,7 @@ const DATA_PAGE = 0;
 
 /** FileMetaData, SchemaElement, RowGroup, ColumnChunk and KeyValue field ids (parquet.thrift). */
 const FILE = { schema: 2, rowGroups: 4, keyValue: 5, columnOrders: 7 } as const;
-const SCHEMA = { name: 4, numChildren: 5 } as const;
+const SCHEMA = { numChildren: 5 } as const;
 const ROW_GROUP = { columns: 1, totalByteSize: 2, numRows: 3, totalCompressedSize: 6 } as const;
 
 /** Values per data page: about a megabyte, as parquet-rs and parquet-mr page by default. */

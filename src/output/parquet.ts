@@ -1,5 +1,6 @@
 /**
- * Parquet encoding of one part, through parquet-wasm (the Rust parquet crate compiled to wasm).
+ * Parquet encoding of one part, through parquet-wasm (the Rust parquet crate compiled to wasm), but
+ * for the float32 vector column with snappy or none, which parquet-vector-column.ts writes.
  *
  * Writer settings, each measured (figures: docs/benchmarks.md, "Design figures"):
  * - dictionary encoding off: on the vector column it made parts larger and the encode much
