@@ -44,7 +44,9 @@ const ROW_GROUP = { columns: 1, totalByteSize: 2, numRows: 3, totalCompressedSiz
 /** Values per data page: about a megabyte, as parquet-rs and parquet-mr page by default. */
 const PAGE_BYTES = 1 << 20;
 
-const MAGIC = new TextEncoder().encode('PAR1');
+const utf8 = (text: string): Uint8Array => Buffer.from(text, 'utf8');
+
+const MAGIC = utf8('PAR1');
 
 export interface VectorColumn {
   /** The column's name: its list group, `name.list.item` its leaf. */
@@ -190,22 +192,20 @@ function rleRun(count: number, value: number): Uint8Array {
 
 /** What parquet-rs writes for a non-null fixed_size_list of non-null float32: a 3-level LIST. */
 function vectorSchemaElements(name: string): ThriftStruct[] {
-  const text = (s: string) => new TextEncoder().encode(s);
   return [
     struct(
       [3, WireType.I32, REQUIRED],
-      [4, WireType.Binary, text(name)],
+      [4, WireType.Binary, utf8(name)],
       [5, WireType.I32, 1],
       [6, WireType.I32, CONVERTED_LIST],
       [10, WireType.Struct, struct([3, WireType.Struct, struct()])],
     ),
-    struct([3, WireType.I32, REPEATED], [4, WireType.Binary, text('list')], [5, WireType.I32, 1]),
-    struct([1, WireType.I32, FLOAT], [3, WireType.I32, REQUIRED], [4, WireType.Binary, text('item')]),
+    struct([3, WireType.I32, REPEATED], [4, WireType.Binary, utf8('list')], [5, WireType.I32, 1]),
+    struct([1, WireType.I32, FLOAT], [3, WireType.I32, REQUIRED], [4, WireType.Binary, utf8('item')]),
   ];
 }
 
 function columnChunk(column: VectorColumn, start: number, bytes: number, pages: number): ThriftStruct {
-  const text = (s: string) => new TextEncoder().encode(s);
   const i32List = (...items: number[]): ThriftList => ({ elementType: WireType.I32, items });
   const meta = struct(
     [1, WireType.I32, FLOAT],
@@ -213,7 +213,7 @@ function columnChunk(column: VectorColumn, start: number, bytes: number, pages: 
     [
       3,
       WireType.List,
-      { elementType: WireType.Binary, items: [text(column.name), text('list'), text('item')] },
+      { elementType: WireType.Binary, items: [utf8(column.name), utf8('list'), utf8('item')] },
     ],
     [4, WireType.I32, UNCOMPRESSED],
     [5, WireType.I64, BigInt(column.rows * column.dims)],
@@ -266,8 +266,8 @@ function addTo(value: ThriftStruct, id: number, more: number): void {
 }
 
 function replaceKeyValue(footer: ThriftStruct, key: string, value: string): void {
-  const encoded = new TextEncoder().encode(value);
-  const keyBytes = new TextEncoder().encode(key);
+  const encoded = utf8(value);
+  const keyBytes = utf8(key);
   const entries = listOf(footer, FILE.keyValue) as ThriftStruct[];
   const same = (bytes: ThriftValue | undefined) =>
     bytes instanceof Uint8Array && Buffer.compare(bytes, keyBytes) === 0;

@@ -46,11 +46,15 @@ const CODECS: Record<ParquetCompression, pw.Compression> = {
 /** Codecs that leave float32 vectors as they are: with them the vector column is written by us. */
 const VECTORS_AS_THEY_ARE: ReadonlySet<ParquetCompression> = new Set(['snappy', 'none']);
 
+/** The vector column's pages are the vectors' own bytes, which Parquet wants little-endian. */
+const LITTLE_ENDIAN = endianness() === 'LE';
+
 /**
- * One Parquet file (one row group) holding `rows`; `metadata` becomes the file's key-value metadata.
- * With snappy or none, parquet-wasm writes every column but the vectors and parquet-vector-column.ts
- * adds them; with zstd or lz4 (which shrink vectors a little) parquet-wasm writes the whole file.
- * The file as pieces to write in order (the vectors are not copied into one buffer).
+ * One Parquet file holding `rows` in one row group whatever their number (parquet-rs would close one
+ * at 1,048,576 rows); `metadata` becomes the file's key-value metadata. With snappy or none,
+ * parquet-wasm writes every column but the vectors and parquet-vector-column.ts adds them; with zstd
+ * or lz4 (which shrink vectors a little) parquet-wasm writes the whole file. The file as pieces to
+ * write in order (the vectors are not copied into one buffer).
  */
 export function encodeParquetPieces(
   rows: PartRows,
@@ -59,13 +63,12 @@ export function encodeParquetPieces(
 ): Uint8Array[] {
   const compression = options.compression ?? DEFAULT_PARQUET_COMPRESSION;
   const table = partTable(rows, metadata);
-  if (rows.ids.length === 0 || !VECTORS_AS_THEY_ARE.has(compression) || endianness() !== 'LE')
-    return [writeWithParquetWasm(table, metadata, compression)];
+  const oneRowGroup = { rows: Math.max(1, rows.ids.length), bytes: 2 ** 31 };
+  if (rows.ids.length === 0 || !VECTORS_AS_THEY_ARE.has(compression) || !LITTLE_ENDIAN)
+    return [writeWithParquetWasm(table, metadata, compression, oneRowGroup)];
   const names = table.schema.names as string[];
   const fieldIndex = names.indexOf(EMBEDDING_COLUMN);
   const others = table.select(names.filter((name) => name !== EMBEDDING_COLUMN));
-  // One row group whatever the part's size: the vector column is added to exactly one.
-  const oneRowGroup = { rows: Math.max(1, rows.ids.length), bytes: 2 ** 31 };
   return withVectorColumn(
     writeWithParquetWasm(others, metadata, compression, oneRowGroup),
     { name: EMBEDDING_COLUMN, fieldIndex, values: rows.embeddings, dims: rows.dims, rows: rows.ids.length },
@@ -97,7 +100,7 @@ function writeWithParquetWasm(
   table: Table,
   metadata: Record<string, string>,
   compression: ParquetCompression,
-  rowGroups?: RowGroupLimits,
+  rowGroups: RowGroupLimits,
 ): Uint8Array {
   const ipc = tableToIPC(table, 'stream');
   // writeParquet consumes (frees) both wasm objects, even when it throws; free them only if we
@@ -189,7 +192,7 @@ export interface RowGroupLimits {
   readonly rows: number;
 }
 
-/** The writer settings above; `rowGroups` for a compacted file. The caller owns (or hands on) the result. */
+/** The writer settings above; `rowGroups`: where row groups close. The caller owns (or hands on) the result. */
 export function writerProperties(
   metadata: Record<string, string>,
   compression: ParquetCompression,

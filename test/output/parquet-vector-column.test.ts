@@ -192,14 +192,17 @@ describe('the vector column written by embedpipe', () => {
       embeddings: Float32Array.from({ length: n }, (_, i) => i),
       dims: 1,
     };
-    const path = await write('large.parquet', encodeParquet(rows, {}));
-    const [groups] = await query(
-      `SELECT count(DISTINCT row_group_id)::INTEGER AS n FROM parquet_metadata(${sqlString(path)})`,
-    );
-    const [read] = await query(
-      `SELECT count(*)::INTEGER AS n, max(embedding[1])::DOUBLE AS last FROM read_parquet(${sqlString(path)})`,
-    );
-    expect([groups!['n'], read]).toEqual([1, { n, last: n - 1 }]);
+    // Written by embedpipe and parquet-wasm (snappy), and by parquet-wasm whole (lz4).
+    for (const compression of ['snappy', 'lz4'] as const) {
+      const path = await write(`large-${compression}.parquet`, encodeParquet(rows, {}, { compression }));
+      const [groups] = await query(
+        `SELECT count(DISTINCT row_group_id)::INTEGER AS n FROM parquet_metadata(${sqlString(path)})`,
+      );
+      const [read] = await query(
+        `SELECT count(*)::INTEGER AS n, max(embedding[1])::DOUBLE AS last FROM read_parquet(${sqlString(path)})`,
+      );
+      expect([groups!['n'], read], compression).toEqual([1, { n, last: n - 1 }]);
+    }
   }, 60_000);
 
   it('reads and writes a footer back to the same bytes (the thrift tree loses nothing)', () => {
