@@ -18,14 +18,7 @@
  * Epochs start at a document ordinal: documents planned before a change keep their weights, so a
  * re-run given the same epochs plans the same chunks and resumes.
  */
-import {
-  BYTE_BOUND_WEIGHTS,
-  CLASS_COUNT,
-  estimate,
-  partialProfileOf,
-  profileOf,
-  type Weights,
-} from './profile.js';
+import { BYTE_BOUND_WEIGHTS, CLASS_COUNT, estimate, profileOf, type Weights } from './profile.js';
 
 /** The most a fitted weight may be: twice the byte bound (4 tokens for a word start). */
 const FIT_CEILING: Weights = BYTE_BOUND_WEIGHTS.map((w) => (w === 0 ? 4 : 2 * w));
@@ -327,18 +320,6 @@ export function featureShares(profile: readonly number[]): number[] {
     if (k < ASCII_FEATURES && k !== 1) ascii += count;
   });
   return profile.map((count, k) => (k < ASCII_FEATURES ? ascii : count) / chars);
-}
-
-/**
- * Whether one of `features` has at least `share` of `text` by featureShares' count: the same answer
- * as `featureShares(profileOf(text)).some((s, k) => features.includes(k) && s >= share)`, from a
- * pass that counts only those features (the planner asks it of every non-ASCII document).
- */
-export function someFeatureShareReaches(text: string, features: readonly number[], share: number): boolean {
-  if (features.length === 0) return false;
-  const { counts, ascii, chars } = partialProfileOf(text, features);
-  const total = Math.max(1, chars);
-  return features.some((k) => (k < ASCII_FEATURES ? ascii : counts[k]!) / total >= share);
 }
 
 function charsOf(profile: readonly number[]): number {

@@ -6,7 +6,6 @@ export {
   featureShares,
   isEvidence,
   MEASURED_SHARE,
-  someFeatureShareReaches,
   TokenCalibration,
   type TokenObservation,
 } from './calibration.js';

@@ -110,40 +110,6 @@ export function profileOf(text: string, start = 0, end = text.length): number[] 
   return counts;
 }
 
-/** What partialProfileOf counts. */
-export interface PartialProfile {
-  /** profileOf's count of each non-ASCII feature asked for; 0 for every other feature. */
-  readonly counts: Int32Array;
-  /** ASCII characters: the alnum, symbol and space features together. */
-  readonly ascii: number;
-  /** Characters: the sum of every feature's count but `word`'s (which counts runs). */
-  readonly chars: number;
-}
-
-/**
- * The numbers profileOf gives for the non-ASCII `features`, with the ASCII and character totals,
- * in a cheaper pass: no word runs, no count for the other features.
- */
-export function partialProfileOf(text: string, features: readonly number[]): PartialProfile {
-  let mask = 0;
-  for (const k of features) if (k > SPACE) mask |= 1 << k;
-  const counts = new Int32Array(CLASS_COUNT);
-  let ascii = 0;
-  let chars = 0;
-  const end = text.length;
-  for (let i = 0; i < end; i++, chars++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) {
-      ascii++;
-      continue;
-    }
-    const feature = featureAt(text, i, end, code);
-    if ((mask >> feature) & 1) counts[feature]! += 1;
-    if (feature >= EMOJI) i++;
-  }
-  return { counts, ascii, chars };
-}
-
 /** The estimate of `text[start, end)` (as a text of its own) under `weights`: `estimate(profileOf(…))`. */
 export function costOf(text: string, weights: Weights, start = 0, end = text.length): number {
   return prefixCost(text, weights, start, end, Number.POSITIVE_INFINITY).cost;

@@ -29,7 +29,6 @@ import {
   MEASURED_SHARE,
   prefixWithinBytes,
   profileOf,
-  someFeatureShareReaches,
   TokenCalibration,
   utf8Length,
 } from './index.js';
@@ -120,20 +119,15 @@ export class RunSizing implements ChunkSizing {
     // Most documents: all ASCII, and ASCII is measured (the common case costs one native call).
     if (measured[0] && Buffer.byteLength(document.text) === document.text.length) return;
     // Only a feature neither measured nor probed yet can be wanted: none left, nothing to look at.
-    const open = CLASSES.flatMap((_, k) => (!measured[k] && !this.#probed.has(k) ? [k] : []));
-    if (open.length === 0) return;
+    const open = (k: number) => !measured[k] && !this.#probed.has(k);
+    if (!CLASSES.some((_, k) => open(k))) return;
     const text = prefixWithinBytes(
       document.text,
       Math.min(MAX_PROBE_BYTES, this.calibration.current.budgetTokens),
     );
     if (text.length < 64) return;
-    // Most documents hold none of them in a share that could be wanted: a pass counting only those
-    // says so (the full profile below is what a probe records).
-    if (!someFeatureShareReaches(text, open, MEASURED_SHARE)) return;
     const profile = profileOf(text);
-    const wanted = featureShares(profile).findIndex(
-      (share, k) => !measured[k] && !this.#probed.has(k) && share >= MEASURED_SHARE,
-    );
+    const wanted = featureShares(profile).findIndex((share, k) => open(k) && share >= MEASURED_SHARE);
     if (wanted < 0) return;
     this.#probed.add(wanted);
     this.#lazyProbes += 1;

@@ -3,13 +3,9 @@ import {
   BYTE_BOUND_WEIGHTS,
   CLASSES,
   estimate,
-  featureShares,
   profileOf,
-  someFeatureShareReaches,
   TokenCalibration,
 } from '../../src/chunking/index.js';
-import { partialProfileOf } from '../../src/chunking/profile.js';
-import { seeded } from './generate.js';
 
 /** An observation of a text the gateway counted as `tokens`. */
 const seen = (text: string, tokens: number, single = true) => ({ profile: profileOf(text), tokens, single });
@@ -114,73 +110,5 @@ describe('TokenCalibration', () => {
     );
     // 3 letters in 2 words, 1 symbol, 1 space, é, 中, 😀.
     expect(estimate(profileOf('ab c!é中😀'), weights)).toBe(0.75 + 1 + 1 + 0 + 1 + 1 + 1);
-  });
-});
-
-describe("someFeatureShareReaches (the planner's check before a lazy probe)", () => {
-  // Pieces of every feature, lone surrogates and pairs included, mixed so that shares fall on
-  // both sides of a threshold.
-  const PIECES = [
-    'word ',
-    'x',
-    '42',
-    '{};',
-    '\t\n',
-    'é',
-    'ß',
-    'ñ',
-    '\u0301',
-    '\u05b0',
-    'Ω',
-    'Ж',
-    'שלום',
-    'مرحبا',
-    'ԱԲ',
-    '中文',
-    'カタ',
-    'ひら',
-    '한국',
-    '—',
-    '…',
-    '\u3000',
-    '😀',
-    '👍🏽',
-    '𝕏',
-    '\ud800',
-    '\udc00x',
-    '\ufe0f',
-    '\u2028',
-  ];
-
-  it('answers as featureShares of the whole profile does, for random texts, features and shares', () => {
-    const rand = seeded(24);
-    for (let n = 0; n < 4000; n++) {
-      let text = '';
-      const weights = PIECES.map(() => rand() ** 3);
-      for (let i = Math.floor(rand() * 60); i >= 0; i--) {
-        let r = rand() * weights.reduce((a, b) => a + b, 0);
-        let k = 0;
-        while (r > weights[k]! && k < PIECES.length - 1) r -= weights[k++]!;
-        text += PIECES[k]!;
-      }
-      const features = CLASSES.flatMap((_, k) => (rand() < 0.4 ? [k] : []));
-      const coin = rand();
-      const share = coin < 0.5 ? 0.5 : rand();
-      const shares = featureShares(profileOf(text));
-      const expected = features.some((k) => shares[k]! >= share);
-      expect(
-        someFeatureShareReaches(text, features, share),
-        `${JSON.stringify(text)} ${features} ${share}`,
-      ).toBe(expected);
-      const profile = profileOf(text);
-      const partial = partialProfileOf(text, features);
-      for (const k of features) if (k > 3) expect(partial.counts[k]).toBe(profile[k]);
-      expect(partial.ascii).toBe(profile[0]! + profile[2]! + profile[3]!);
-      expect(partial.chars).toBe(profile.reduce((a, b, k) => (k === 1 ? a : a + b), 0));
-    }
-  });
-
-  it('is false with no features to look for', () => {
-    expect(someFeatureShareReaches('中文中文', [], 0.5)).toBe(false);
   });
 });
