@@ -14,15 +14,20 @@ import { CALIBRATION_FILE, writeFileAtomic } from '../output/index.js';
 import {
   type CalibrationState,
   CLASSES,
+  featureShares,
   isEvidence,
+  MEASURED_SHARE,
   prefixWithinBytes,
   profileOf,
   type TokenObservation,
 } from './index.js';
 import type { RunSizing } from './run-sizing.js';
 
-/** Probes sent: enough to meet the corpus's scripts near its start, few enough to cost nothing. */
-export const CALIBRATION_PROBES = 12;
+/**
+ * Probes sent: one per character class, so every script the corpus starts with is measured before
+ * planning (twelve left emoji and other 4-byte scripts to lazy probes); few enough to cost nothing.
+ */
+export const CALIBRATION_PROBES = 16;
 /** Documents looked at for probes (every k-th is taken, so they spread over the start). */
 const PROBE_WINDOW = 256;
 /** Largest probe: a few KB give a stable ratio. */
@@ -129,9 +134,7 @@ export async function calibrate(
 }
 
 /**
- * Probe texts from the corpus's first documents: for each character class, the document richest in
- * it (so every class the corpus starts with is measured on its own), then others spread over the
- * window; each cut to `maxBytes`.
+ * Probe texts from the corpus's first documents (see chooseProbes), each cut to `maxBytes`.
  */
 async function probeTexts(settings: RunSettings, maxBytes: number): Promise<string[]> {
   // Audio: the texts are transcripts, not known before the run transcribes them (reading the corpus
@@ -141,7 +144,7 @@ async function probeTexts(settings: RunSettings, maxBytes: number): Promise<stri
     resolveCorpusFormat({ path: settings.input, format: settings.format }) === 'audio'
   )
     return [];
-  const documents: { text: string; shares: number[] }[] = [];
+  const documents: ProbeCandidate[] = [];
   for await (const entry of openCorpus(corpusOptions(settings))) {
     if (entry.kind !== 'document' || entry.document.text.trim() === '') continue;
     const text = prefixWithinBytes(entry.document.text, maxBytes);
@@ -149,22 +152,52 @@ async function probeTexts(settings: RunSettings, maxBytes: number): Promise<stri
     // Too short to be evidence (a caption, a title): its answer would be thrown away unused, and a
     // corpus of such texts would be probed again by every run, which then never sends nothing.
     if (!isEvidence(profile)) continue;
-    const total = profile.reduce((a, b) => a + b, 0) || 1;
-    documents.push({ text, shares: profile.map((count) => count / total) });
+    documents.push({ text, profile });
     if (documents.length >= PROBE_WINDOW) break;
   }
-  const chosen = new Set<number>();
-  CLASSES.forEach((_, k) => {
-    let best = -1;
-    documents.forEach((doc, i) => {
-      if (doc.shares[k]! > 0 && !chosen.has(i) && (best < 0 || doc.shares[k]! > documents[best]!.shares[k]!))
-        best = i;
-    });
-    if (best >= 0 && chosen.size < CALIBRATION_PROBES) chosen.add(best);
+  return chooseProbes(documents, CALIBRATION_PROBES).map((i) => documents[i]!.text);
+}
+
+export interface ProbeCandidate {
+  readonly text: string;
+  /** profileOf(text). */
+  readonly profile: readonly number[];
+}
+
+/**
+ * Which of `documents` to probe (their indices, in corpus order), at most `count`: for each
+ * character class the document richest in it, then documents spread over the window. The classes
+ * whose feature some document of the window can measure (MEASURED_SHARE) go first, so a script the
+ * window holds is measured up front instead of by a lazy probe that stalls planning at the run's
+ * start. The four ASCII classes are one feature but each still gets its richest document: the fit
+ * needs texts that mix them differently to tell their weights apart.
+ */
+export function chooseProbes(documents: readonly ProbeCandidate[], count: number): number[] {
+  const classShares = documents.map(({ profile }) => {
+    const total = profile.reduce((a, b) => a + b, 0) || 1;
+    return profile.map((n) => n / total);
   });
-  const step = Math.max(1, Math.floor(documents.length / CALIBRATION_PROBES));
-  for (let i = 0; i < documents.length && chosen.size < CALIBRATION_PROBES; i += step) chosen.add(i);
-  return [...chosen].sort((a, b) => a - b).map((i) => documents[i]!.text);
+  const measurable = new Set<number>();
+  for (const { profile } of documents)
+    featureShares(profile).forEach((share, k) => {
+      if (share >= MEASURED_SHARE) measurable.add(k);
+    });
+  const order = CLASSES.map((_, k) => k)
+    .filter((k) => classShares.some((shares) => shares[k]! > 0))
+    .sort((a, b) => Number(measurable.has(b)) - Number(measurable.has(a)) || a - b);
+  const chosen = new Set<number>();
+  for (const k of order) {
+    if (chosen.size >= count) break;
+    let richest = -1;
+    classShares.forEach((shares, i) => {
+      if (shares[k]! > 0 && !chosen.has(i) && (richest < 0 || shares[k]! > classShares[richest]![k]!))
+        richest = i;
+    });
+    if (richest >= 0) chosen.add(richest);
+  }
+  const step = Math.max(1, Math.floor(documents.length / count));
+  for (let i = 0; i < documents.length && chosen.size < count; i += step) chosen.add(i);
+  return [...chosen].sort((a, b) => a - b);
 }
 
 /** The chunk budget used and why: for the summary and the manifest. */

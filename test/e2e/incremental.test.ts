@@ -136,8 +136,9 @@ describe('nightly incremental runs against an independent server', () => {
     expect(s2.saved.tokens).toBeGreaterThan(0);
     // The manifest says what was paid for this version: the texts sent, and every other row reused.
     // The 74 new texts of the 13 batches went in one request (19 when each batch sent its own):
-    // batches with a few texts left after reuse share requests.
-    expect(s2.requests).toBe(1);
+    // batches with a few texts left after reuse share requests. Its retries aside: the server's
+    // faults go by its call count, which night 1's calibration probes move.
+    expect(s2.requests - s2.retries).toBe(1);
     const chunks2 = (await manifestOf(out)).dataset.chunks;
     expect(chunks2.sent).toBe(sent2.length);
     expect(chunks2.sent + chunks2.reused + chunks2.deduplicated).toBe(rows2.length);
