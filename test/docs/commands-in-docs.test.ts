@@ -570,6 +570,10 @@ describe('the commands the docs show', () => {
       '--no-concurrent-recompilation',
       '--maglev',
       '--liftoff-only',
+      '--trace-opt',
+      '--max-inlined-bytecode-size-cumulative',
+      '--max-inlined-bytecode-size',
+      '--no-turbo-inlining',
     ];
     const known = new Set([...help.values()].flatMap((flags) => [...flags]));
     const unknown = PAGES.flatMap((page) =>
