@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CALIBRATION_PROBES, chooseProbes, type ProbeCandidate } from '../../src/chunking/calibrate.js';
+import { ASCII_FEATURES } from '../../src/chunking/calibration.js';
 import { CLASSES, featureShares, MEASURED_SHARE, profileOf } from '../../src/chunking/index.js';
-
-const ASCII_FEATURES = 4;
 
 /** A text whose features are mostly one script's (its feature share checked below). */
 const SCRIPTS: Record<string, string> = {
