@@ -44,6 +44,21 @@ export interface ReuseOptions {
   readonly pool?: SendPoolLimits | undefined;
 }
 
+/** A batch's chunks sorted before its request (ReusingEmbedder.#claim). */
+interface Claim {
+  /** Vectors not sent for this batch: stored ones, then copies and other batches' answers. */
+  readonly vectors: Map<Chunk, Float32Array>;
+  /** Of those, the ones from this run's own texts (its record counts them apart). */
+  readonly fromRun: Set<Chunk>;
+  /** Chunks whose text another batch has in flight: that batch's answer. */
+  readonly waiting: Map<Chunk, Promise<ReadonlyMap<string, Float32Array>>>;
+  /** Chunks whose text an earlier chunk of this batch sends: that chunk. */
+  readonly sameBatch: Map<Chunk, Chunk>;
+  /** The texts this batch sends and has in flight, by hash. */
+  readonly firstOf: Map<string, Chunk>;
+  readonly toSend: Chunk[];
+}
+
 export class ReusingEmbedder {
   readonly #options: ReuseOptions;
   /**
@@ -60,16 +75,16 @@ export class ReusingEmbedder {
   }
 
   async embed(batch: Batch, signal: AbortSignal): Promise<EmbeddedBatch> {
-    const { embedder, sizing, stats } = this.#options;
+    const { embedder, sizing } = this.#options;
     const index = await this.#options.index();
-    // Vectors not sent for this batch; those that came from this run's own texts, for its record
-    // (the others are the dataset's).
-    const vectors = new Map<Chunk, Float32Array>();
-    const fromRun = new Set<Chunk>();
-    const waiting = new Map<Chunk, Promise<ReadonlyMap<string, Float32Array>>>();
-    const sameBatch = new Map<Chunk, Chunk>();
-    const firstOf = new Map<string, Chunk>();
-    let toSend: Chunk[] = [];
+    const claim: Claim = {
+      vectors: new Map(),
+      fromRun: new Set(),
+      waiting: new Map(),
+      sameBatch: new Map(),
+      firstOf: new Map(),
+      toSend: [],
+    };
     let answer!: (vectors: ReadonlyMap<string, Float32Array>) => void;
     const answering = new Promise<ReadonlyMap<string, Float32Array>>((resolve) => {
       answer = resolve;
@@ -77,45 +92,23 @@ export class ReusingEmbedder {
     // Batches waiting on this batch's texts send them themselves.
     const giveUp = () => {
       answer(new Map());
-      for (const hash of firstOf.keys()) this.#inFlight.delete(hash);
+      for (const hash of claim.firstOf.keys()) this.#inFlight.delete(hash);
     };
     try {
       // A chunk another batch re-planned is sent as planned and dropped at commit (see RunSizing).
-      const isStale = (chunk: Chunk) => sizing.isStale(chunk, batch.batchId);
-      // Stored vectors in one lookup (the index reads each file's rows together); from here on the
-      // loop does not wait, so no other batch can take a text in flight between check and claim.
-      const candidates = batch.chunks.filter((chunk) => !isStale(chunk) && index.has(chunk.hash));
+      const candidates = batch.chunks.filter(
+        (chunk) => !sizing.isStale(chunk, batch.batchId) && index.has(chunk.hash),
+      );
+      // Stored vectors in one lookup (the index reads each file's rows together); from here on
+      // nothing waits, so no other batch can take a text in flight between check and claim.
       const found = await index.vectors(candidates.map((chunk) => chunk.hash));
-      const { dims } = this.#options;
-      const storedOf = new Map(candidates.map((chunk, i) => [chunk, found[i] && keepDims(found[i], dims)]));
-      for (const chunk of batch.chunks) {
-        const stale = isStale(chunk);
-        const stored = stale ? undefined : storedOf.get(chunk);
-        if (stored) {
-          vectors.set(chunk, stored);
-          if (index.origin(chunk.hash) === 'run') fromRun.add(chunk);
-          stats.tokensReused += chunk.tokens;
-          continue;
-        }
-        const first = stale ? undefined : firstOf.get(chunk.hash);
-        const pending = stale || first ? undefined : this.#inFlight.get(chunk.hash);
-        if (first) sameBatch.set(chunk, first);
-        else if (pending) waiting.set(chunk, pending);
-        else {
-          if (!stale) {
-            firstOf.set(chunk.hash, chunk);
-            // In flight from here on: a batch planned meanwhile waits for this answer instead of
-            // sending the text too.
-            this.#inFlight.set(chunk.hash, answering);
-          }
-          toSend.push(chunk);
-        }
-      }
+      this.#claim(batch, index, candidates, found, answering, claim);
     } catch (error) {
       giveUp();
       throw error;
     }
 
+    const { toSend } = claim;
     let sent: EmbeddedBatch;
     try {
       sent =
@@ -128,34 +121,96 @@ export class ReusingEmbedder {
       giveUp();
       throw error;
     }
+    const answered = this.#answered(sent, claim.firstOf, answer);
+
+    // Copies within the batch, and texts other batches had in flight.
+    const again: Chunk[] = [];
+    for (const [chunk, first] of claim.sameBatch) {
+      const vector = answered.get(first);
+      if (vector) this.#shared(chunk, vector, claim.vectors, claim.fromRun);
+      else again.push(chunk);
+    }
+    for (const [chunk, pending] of claim.waiting) {
+      const vector = (await pending).get(chunk.hash);
+      if (vector) this.#shared(chunk, vector, claim.vectors, claim.fromRun);
+      else again.push(chunk);
+    }
+    if (again.length > 0) {
+      sent = merge(sent, await embedder.embedBatch({ ...batch, chunks: again }, signal));
+      for (const [i, chunk] of sent.chunks.entries()) answered.set(chunk, sent.vectors[i]!);
+    }
+    return this.#assembled(batch, sent, answered, claim);
+  }
+
+  /**
+   * Sorts the batch's chunks (see Claim): a stored vector, a text another batch has in flight, a
+   * copy of an earlier chunk of the batch, or a text to send, which is in flight from here on.
+   * Synchronous: no other batch runs between a check and its claim.
+   */
+  #claim(
+    batch: Batch,
+    index: StoredVectors,
+    candidates: readonly Chunk[],
+    found: readonly (Float32Array | undefined)[],
+    answering: Promise<ReadonlyMap<string, Float32Array>>,
+    claim: Claim,
+  ): void {
+    const { sizing, stats, dims } = this.#options;
+    const storedOf = new Map(candidates.map((chunk, i) => [chunk, found[i] && keepDims(found[i], dims)]));
+    for (const chunk of batch.chunks) {
+      const stale = sizing.isStale(chunk, batch.batchId);
+      const stored = stale ? undefined : storedOf.get(chunk);
+      if (stored) {
+        claim.vectors.set(chunk, stored);
+        if (index.origin(chunk.hash) === 'run') claim.fromRun.add(chunk);
+        stats.tokensReused += chunk.tokens;
+        continue;
+      }
+      const first = stale ? undefined : claim.firstOf.get(chunk.hash);
+      const pending = stale || first ? undefined : this.#inFlight.get(chunk.hash);
+      if (first) claim.sameBatch.set(chunk, first);
+      else if (pending) claim.waiting.set(chunk, pending);
+      else {
+        if (!stale) {
+          claim.firstOf.set(chunk.hash, chunk);
+          // In flight from here on: a batch planned meanwhile waits for this answer instead of
+          // sending the text too.
+          this.#inFlight.set(chunk.hash, answering);
+        }
+        claim.toSend.push(chunk);
+      }
+    }
+  }
+
+  /**
+   * The vectors the request answered, by chunk; the batches waiting on this batch's texts are given
+   * theirs, and a text it did not embed (its document re-planned, its input failed) is no longer
+   * in flight.
+   */
+  #answered(
+    sent: EmbeddedBatch,
+    firstOf: ReadonlyMap<string, Chunk>,
+    answer: (vectors: ReadonlyMap<string, Float32Array>) => void,
+  ): Map<Chunk, Float32Array> {
     const answered = new Map<Chunk, Float32Array>();
     for (const [i, chunk] of sent.chunks.entries()) answered.set(chunk, sent.vectors[i]!);
     const byHash = new Map<string, Float32Array>();
     for (const [hash, chunk] of firstOf) {
       const vector = answered.get(chunk);
       if (vector) byHash.set(hash, vector);
-      // A text the request did not embed (its document re-planned, its input failed) is not in flight.
       else this.#inFlight.delete(hash);
     }
     answer(byHash);
+    return answered;
+  }
 
-    // Copies within the batch, and texts other batches had in flight.
-    toSend = [];
-    for (const [chunk, first] of sameBatch) {
-      const vector = answered.get(first);
-      if (vector) this.#shared(chunk, vector, vectors, fromRun);
-      else toSend.push(chunk);
-    }
-    for (const [chunk, pending] of waiting) {
-      const vector = (await pending).get(chunk.hash);
-      if (vector) this.#shared(chunk, vector, vectors, fromRun);
-      else toSend.push(chunk);
-    }
-    if (toSend.length > 0)
-      sent = merge(sent, await embedder.embedBatch({ ...batch, chunks: toSend }, signal));
-    for (const [i, chunk] of sent.chunks.entries()) answered.set(chunk, sent.vectors[i]!);
-
-    // Rows in batch order; chunks of documents the requests re-planned (new chunk objects) after.
+  /** The batch's rows in batch order; chunks of documents the requests re-planned (new chunk objects) after. */
+  #assembled(
+    batch: Batch,
+    sent: EmbeddedBatch,
+    answered: ReadonlyMap<Chunk, Float32Array>,
+    claim: Claim,
+  ): EmbeddedBatch {
     const replanned = new Set(sent.replanned);
     const chunks: Chunk[] = [];
     const out: Float32Array[] = [];
@@ -163,12 +218,12 @@ export class ReusingEmbedder {
     let deduplicated = 0;
     for (const chunk of batch.chunks) {
       if (replanned.has(chunk.documentId)) continue;
-      const notSent = vectors.get(chunk);
+      const notSent = claim.vectors.get(chunk);
       const vector = notSent ?? answered.get(chunk);
       if (!vector) continue;
       chunks.push(chunk);
       out.push(vector);
-      if (notSent && fromRun.has(chunk)) deduplicated += 1;
+      if (notSent && claim.fromRun.has(chunk)) deduplicated += 1;
       else if (notSent) reused += 1;
     }
     const planned = new Set(batch.chunks);
