@@ -3,7 +3,7 @@
  * target. A reader (or a resumed run) sees either the old file or the whole new one, never a torn
  * part file.
  */
-import { writeSync, writevSync } from 'node:fs';
+import { writevSync } from 'node:fs';
 import { type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OutputError } from '../errors.js';
@@ -137,8 +137,7 @@ export class TempFile {
   writeNow(chunk: Uint8Array | readonly Uint8Array[]): void {
     if (!this.handle) throw new OutputError(`${this.path}: written after close`);
     try {
-      this.size +=
-        chunk instanceof Uint8Array ? writeAll(this.handle.fd, chunk) : writeAllv(this.handle.fd, chunk);
+      this.size += writeAll(this.handle.fd, chunk instanceof Uint8Array ? [chunk] : chunk);
     } catch (error) {
       throw new OutputError(`cannot write ${this.path}: ${messageOf(error)}`, { cause: error });
     }
@@ -190,17 +189,11 @@ export async function syncDirectory(dir: string): Promise<void> {
   }
 }
 
-function writeAll(fd: number, chunk: Uint8Array): number {
-  let done = 0;
-  while (done < chunk.byteLength) done += writeSync(fd, chunk, done, chunk.byteLength - done);
-  return done;
-}
-
 /** Buffers per writev: Linux's IOV_MAX. */
 const MAX_PIECES = 1024;
 
 /** `pieces` one after another, through writev (no copy into one buffer); short writes resumed. */
-function writeAllv(fd: number, pieces: readonly Uint8Array[]): number {
+function writeAll(fd: number, pieces: readonly Uint8Array[]): number {
   let total = 0;
   let rest = pieces.filter((piece) => piece.byteLength > 0);
   while (rest.length > 0) {
