@@ -56,6 +56,15 @@ function buildProgram(): Command {
   registerEmbed(program);
   registerGateway(program);
   for (const command of program.commands) command.exitOverride().configureOutput({ outputError: () => {} });
+  // A property of the machine's file systems, for every command that writes a dataset (loaded
+  // here, not above: --help and --version run no action).
+  program.hook('preAction', async () => {
+    const [{ readEnvironment }, { setDirectWrites }] = await Promise.all([
+      import('../config/env.js'),
+      import('../output/direct-write.js'),
+    ]);
+    setDirectWrites(readEnvironment().directIo ?? true);
+  });
   return program;
 }
 

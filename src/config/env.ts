@@ -15,6 +15,8 @@ export interface Environment {
   readonly serviceTitle?: string;
   /** EMBEDPIPE_MIN_FREE_MB: free space a run keeps on its output folder's disk (see free-space.ts). */
   readonly minFreeBytes?: number;
+  /** EMBEDPIPE_DIRECT_IO=off: part files through the page cache (see output/direct-write.ts). */
+  readonly directIo?: boolean;
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
@@ -44,8 +46,24 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
       throw new UsageError(`EMBEDPIPE_MIN_FREE_MB must be a number of megabytes ≥ 0, got "${minFreeMb}"`);
     out.minFreeBytes = value * 2 ** 20;
   }
+  const directIo = pick('EMBEDPIPE_DIRECT_IO');
+  if (directIo !== undefined) {
+    const on = SWITCH[directIo.toLowerCase()];
+    if (on === undefined)
+      throw new UsageError(`EMBEDPIPE_DIRECT_IO must be on or off (also 1/0, true/false), got "${directIo}"`);
+    out.directIo = on;
+  }
   return out;
 }
+
+const SWITCH: Readonly<Record<string, boolean>> = {
+  on: true,
+  off: false,
+  '1': true,
+  '0': false,
+  true: true,
+  false: false,
+};
 
 /** Names of the variables, for error messages. */
 export const ENV_NAMES = {

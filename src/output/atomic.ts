@@ -7,6 +7,7 @@ import { writevSync } from 'node:fs';
 import { type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OutputError } from '../errors.js';
+import { createForWriting, StagedBytes, writeDirect } from './direct-write.js';
 import { messageOf } from './fs-errors.js';
 
 // `.<name>.tmp-<pid>-<hex>`: the leading dot and the suffix keep temp files out of every dataset
@@ -89,22 +90,38 @@ export async function writeFileAtomic(
  * A file too large to hold in memory, written in pieces to a temp file in its folder; it only
  * appears under its name (which may be known only once every byte is written) by rename.
  */
+export interface TempFileOptions {
+  /**
+   * Written once, by one `writeNow`, and not read back whole by this process: then it is written
+   * around the page cache where the file system allows (output/direct-write.ts).
+   */
+  readonly direct?: boolean;
+}
+
 export class TempFile {
   private handle: FileHandle | undefined;
   private size = 0;
+  /** The staged bytes' write, under way (see writeNow). */
+  private pending: Promise<void> | undefined;
 
   private constructor(
     readonly path: string,
     handle: FileHandle,
+    /** Opened O_DIRECT: one `writeNow` of staged bytes is all it takes. */
+    private readonly direct: boolean,
   ) {
     this.handle = handle;
   }
 
   /** A new temp file in the folder of `near` (its name only seeds the temp name). */
-  static async create(near: string): Promise<TempFile> {
+  static async create(near: string, options: TempFileOptions = {}): Promise<TempFile> {
     const path = tempPathFor(near);
     try {
-      return new TempFile(path, await open(path, 'wx'));
+      if (options.direct) {
+        const { handle, direct } = await createForWriting(path);
+        return new TempFile(path, handle, direct);
+      }
+      return new TempFile(path, await open(path, 'wx'), false);
     } catch (error) {
       throw new OutputError(`cannot create ${path}: ${messageOf(error)}`, { cause: error });
     }
@@ -115,11 +132,12 @@ export class TempFile {
   }
 
   async write(chunk: Uint8Array): Promise<void> {
-    if (!this.handle) throw new OutputError(`${this.path}: written after close`);
+    if (this.direct) throw new OutputError(`${this.path}: a direct temp file takes one writeNow`);
+    const handle = this.#writable();
     try {
       let done = 0;
       while (done < chunk.byteLength) {
-        const { bytesWritten } = await this.handle.write(chunk, done, chunk.byteLength - done);
+        const { bytesWritten } = await handle.write(chunk, done, chunk.byteLength - done, this.size + done);
         done += bytesWritten;
       }
       this.size += done;
@@ -129,17 +147,51 @@ export class TempFile {
   }
 
   /**
-   * Writes `chunk` before returning (into the page cache: quick), so the caller can drop it at once.
-   * A buffer held across awaits outlives two scavenges and waits for a full GC to be freed: encoded
-   * files written asynchronously were a measurable share of a run's peak RSS
-   * (docs/benchmarks.md, "Design figures").
+   * Takes `chunk` before returning, so the caller can drop it at once: written into the page cache
+   * (quick), or, for a direct file, copied into a staging area whose write `close` waits for. A
+   * buffer held across awaits outlives two scavenges and waits for a full GC to be freed: encoded
+   * files written asynchronously were a measurable share of a run's peak RSS (docs/benchmarks.md,
+   * "Design figures").
    */
   writeNow(chunk: Uint8Array | readonly Uint8Array[]): void {
-    if (!this.handle) throw new OutputError(`${this.path}: written after close`);
+    const handle = this.#writable();
+    const pieces = chunk instanceof Uint8Array ? [chunk] : chunk;
     try {
-      this.size += writeAll(this.handle.fd, chunk instanceof Uint8Array ? [chunk] : chunk);
+      if (this.direct) {
+        const staged = StagedBytes.of(pieces);
+        this.size = staged.bytes;
+        this.pending = this.#writeStaged(handle, staged);
+        this.pending.catch(() => {}); // close or discard awaits it
+      } else this.size += writeAll(handle.fd, pieces, this.size);
     } catch (error) {
       throw new OutputError(`cannot write ${this.path}: ${messageOf(error)}`, { cause: error });
+    }
+  }
+
+  /** The open handle; a direct file takes a single write. */
+  #writable(): FileHandle {
+    if (!this.handle) throw new OutputError(`${this.path}: written after close`);
+    if (this.direct && this.pending)
+      throw new OutputError(`${this.path}: a direct temp file is written once`);
+    return this.handle;
+  }
+
+  /** Direct, or through the page cache where the file system refused it after all. */
+  async #writeStaged(handle: FileHandle, staged: StagedBytes): Promise<void> {
+    try {
+      if (await writeDirect(this.path, handle, staged)) return;
+      const ordinary = await open(this.path, 'r+');
+      try {
+        const bytes = staged.exact;
+        for (let done = 0; done < bytes.byteLength; ) {
+          done += (await ordinary.write(bytes, done, bytes.byteLength - done, done)).bytesWritten;
+        }
+        await ordinary.truncate(bytes.byteLength);
+      } finally {
+        await ordinary.close();
+      }
+    } finally {
+      staged.release();
     }
   }
 
@@ -149,6 +201,7 @@ export class TempFile {
     if (!handle) return;
     this.handle = undefined;
     try {
+      await this.pending;
       await handle.sync();
       await handle.close();
     } catch (error) {
@@ -171,6 +224,7 @@ export class TempFile {
   async discard(): Promise<void> {
     const handle = this.handle;
     this.handle = undefined;
+    await this.pending?.catch(() => {});
     await handle?.close().catch(() => {});
     await rm(this.path, { force: true }).catch(() => {});
   }
@@ -192,13 +246,13 @@ export async function syncDirectory(dir: string): Promise<void> {
 /** Buffers per writev: Linux's IOV_MAX. */
 const MAX_PIECES = 1024;
 
-/** `pieces` one after another, through writev (no copy into one buffer); short writes resumed. */
-function writeAll(fd: number, pieces: readonly Uint8Array[]): number {
+/** `pieces` one after another from `position`, through writev (no copy into one buffer); short writes resumed. */
+function writeAll(fd: number, pieces: readonly Uint8Array[], position: number): number {
   let total = 0;
   let rest = pieces.filter((piece) => piece.byteLength > 0);
   while (rest.length > 0) {
     const batch = rest.slice(0, MAX_PIECES);
-    let written = writevSync(fd, batch);
+    let written = writevSync(fd, batch, position + total);
     total += written;
     let used = 0;
     while (used < batch.length && written >= batch[used]!.byteLength) written -= batch[used++]!.byteLength;

@@ -84,7 +84,8 @@ export async function writeEncodedPart(
   encode: () => EncodedPart,
   what: string,
 ): Promise<{ rows: number; bytes: number }> {
-  const temp = await TempFile.create(path);
+  // Written once, its footer alone read back: around the page cache (output/direct-write.ts).
+  const temp = await TempFile.create(path, { direct: true });
   try {
     const rows = writeEncoded(temp, encode);
     await temp.close();

@@ -92,4 +92,13 @@ describe('environment', () => {
       serviceTitle: 'Indexer',
     });
   });
+
+  it('reads EMBEDPIPE_DIRECT_IO as a switch, and names the variable when it is neither on nor off', () => {
+    expect(readEnvironment({ EMBEDPIPE_DIRECT_IO: 'off' }).directIo).toBe(false);
+    expect(readEnvironment({ EMBEDPIPE_DIRECT_IO: ' ON ' }).directIo).toBe(true);
+    expect(readEnvironment({ EMBEDPIPE_DIRECT_IO: '0' }).directIo).toBe(false);
+    expect(readEnvironment({}).directIo).toBeUndefined();
+    expect(() => readEnvironment({ EMBEDPIPE_DIRECT_IO: 'maybe' })).toThrow(UsageError);
+    expect(() => readEnvironment({ EMBEDPIPE_DIRECT_IO: 'maybe' })).toThrow(/EMBEDPIPE_DIRECT_IO.*"maybe"/);
+  });
 });

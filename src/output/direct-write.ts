@@ -1,0 +1,162 @@
+/**
+ * Part files written around the page cache (O_DIRECT). A part is written once and not read again
+ * by the run but for its footer; through the page cache, every page of it is one the kernel
+ * allocates, copies into and writes back later, and that kernel time was the largest single item
+ * of a multilingual run's CPU (docs/benchmarks.md, "an eighth session"). Written direct, the device
+ * takes the bytes from a staging area that is reused for every part.
+ *
+ * O_DIRECT wants the memory, the file offset and the length aligned to the device's block: the
+ * staging area is wasm memory (its start is page-aligned; a Buffer's is not), the encoded pieces
+ * are copied into it at once (so they are garbage before the first await, as with a write into
+ * the page cache), padded with zeros to a whole block, written, and the file cut back to its
+ * length. Where the file system refuses O_DIRECT (tmpfs on older kernels, some network and FUSE
+ * file systems), the platform has none, or EMBEDPIPE_DIRECT_IO=off, files are written through the
+ * page cache as before; a folder that refused is not tried again.
+ */
+import { constants } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/** A block size every device's logical block divides (512 or 4,096). */
+export const DIRECT_BLOCK = 4096;
+
+/** Staging areas larger than this are not kept for reuse (wasm memory never shrinks). */
+const KEPT_AREA_BYTES = 32 * 2 ** 20;
+
+/** Staging areas kept for reuse: as many as part files are written at once. */
+const KEPT_AREAS = 2;
+
+const WASM_PAGE = 65536;
+
+const O_DIRECT: number | undefined = (constants as { O_DIRECT?: number }).O_DIRECT;
+
+/** The part of WebAssembly's API used here (this project's TypeScript libs do not declare it). */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+const { WebAssembly } = globalThis as unknown as {
+  WebAssembly: { Memory: new (descriptor: { initial: number }) => WasmMemory };
+};
+
+let enabled = true;
+
+/** Folders whose file system refused O_DIRECT. */
+const refused = new Set<string>();
+
+/** Staging areas free for the next write. */
+const free: WasmMemory[] = [];
+
+/** Switches direct writes on or off for the process (EMBEDPIPE_DIRECT_IO; tests). */
+export function setDirectWrites(on: boolean): void {
+  enabled = on;
+}
+
+/** Whether a file may be created direct in the folder of `path`. */
+function directFor(path: string): boolean {
+  return enabled && O_DIRECT !== undefined && !refused.has(dirname(path));
+}
+
+/**
+ * Creates `path` (it must not exist) for writing: opened O_DIRECT where the folder's file system
+ * takes it (`direct` true), else as an ordinary file.
+ */
+export async function createForWriting(path: string): Promise<{ handle: FileHandle; direct: boolean }> {
+  if (directFor(path)) {
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (O_DIRECT as number);
+    try {
+      return { handle: await open(path, flags, 0o666), direct: true };
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      refused.add(dirname(path));
+    }
+  }
+  return { handle: await open(path, 'wx'), direct: false };
+}
+
+/** Bytes staged for one file, waiting to be written to it. */
+export class StagedBytes {
+  #memory: WasmMemory | undefined;
+  readonly bytes: number;
+
+  private constructor(memory: WasmMemory, bytes: number) {
+    this.#memory = memory;
+    this.bytes = bytes;
+  }
+
+  /** `pieces` one after another, copied into a staging area and padded with zeros to a whole block. */
+  static of(pieces: readonly Uint8Array[]): StagedBytes {
+    let bytes = 0;
+    for (const piece of pieces) bytes += piece.byteLength;
+    const memory = stagingArea(padded(bytes));
+    const view = new Uint8Array(memory.buffer);
+    let at = 0;
+    for (const piece of pieces) {
+      view.set(piece, at);
+      at += piece.byteLength;
+    }
+    view.fill(0, at, padded(bytes));
+    return new StagedBytes(memory, bytes);
+  }
+
+  /** The bytes, padded to whole blocks. */
+  get blocks(): Uint8Array {
+    if (!this.#memory) throw new Error('staged bytes used after release');
+    return new Uint8Array(this.#memory.buffer, 0, padded(this.bytes));
+  }
+
+  /** The bytes as they are. */
+  get exact(): Uint8Array {
+    return this.blocks.subarray(0, this.bytes);
+  }
+
+  /** Gives the staging area back; the bytes are gone. */
+  release(): void {
+    const memory = this.#memory;
+    this.#memory = undefined;
+    if (memory && free.length < KEPT_AREAS && memory.buffer.byteLength <= KEPT_AREA_BYTES) free.push(memory);
+  }
+}
+
+/**
+ * Writes `staged` at offset 0 of the direct file `handle` (at `path`) and cuts it to its length.
+ * Resolves false, having written nothing, where the file system refuses the write after all (the
+ * open does not tell on every one): the folder is not tried again, and the caller writes through
+ * the page cache.
+ */
+export async function writeDirect(path: string, handle: FileHandle, staged: StagedBytes): Promise<boolean> {
+  const blocks = staged.blocks;
+  try {
+    let done = 0;
+    while (done < blocks.byteLength) {
+      const { bytesWritten } = await handle.write(blocks, done, blocks.byteLength - done, done);
+      if (bytesWritten % DIRECT_BLOCK !== 0)
+        throw Object.assign(new Error('short direct write'), { code: 'EINVAL' });
+      done += bytesWritten;
+    }
+  } catch (error) {
+    if (!isRefusal(error)) throw error;
+    refused.add(dirname(path));
+    return false;
+  }
+  if (blocks.byteLength !== staged.bytes) await handle.truncate(staged.bytes);
+  return true;
+}
+
+function padded(bytes: number): number {
+  return Math.ceil(bytes / DIRECT_BLOCK) * DIRECT_BLOCK;
+}
+
+/** A free staging area of at least `bytes`. */
+function stagingArea(bytes: number): WasmMemory {
+  const pages = Math.max(1, Math.ceil(bytes / WASM_PAGE));
+  const memory = free.pop() ?? new WebAssembly.Memory({ initial: pages });
+  const have = memory.buffer.byteLength / WASM_PAGE;
+  if (have < pages) memory.grow(pages - have);
+  return memory;
+}
+
+function isRefusal(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'EINVAL' || code === 'EOPNOTSUPP' || code === 'ENOTSUP';
+}

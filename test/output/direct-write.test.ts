@@ -1,0 +1,131 @@
+/**
+ * Part files written around the page cache (output/direct-write.ts): the bytes read back are the
+ * bytes given, at every length around a block's, and none of the file is left in the page cache
+ * (fincore); switched off, the same bytes go through the page cache, which the same check sees.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { OutputError } from '../../src/errors.js';
+import { TempFile } from '../../src/output/atomic.js';
+import {
+  createForWriting,
+  DIRECT_BLOCK,
+  StagedBytes,
+  setDirectWrites,
+  writeDirect,
+} from '../../src/output/direct-write.js';
+import { cachedBytes } from '../helpers/page-cache.js';
+import { tempFolder } from '../helpers/temp.js';
+
+const dir = await tempFolder('embedpipe-direct-');
+
+afterEach(() => setDirectWrites(true));
+
+/** `bytes` random bytes as `count` pieces of uneven lengths. */
+function piecesOf(bytes: number, count: number): Uint8Array[] {
+  const all = randomBytes(bytes);
+  const cuts = Array.from({ length: count - 1 }, (_, i) =>
+    Math.floor((bytes * (i + 1) ** 2) / count ** 2),
+  ).sort((a, b) => a - b);
+  return [0, ...cuts].map((start, i) => all.subarray(start, cuts[i] ?? bytes));
+}
+
+async function writeTemp(
+  name: string,
+  pieces: readonly Uint8Array[],
+): Promise<{ path: string; temp: TempFile }> {
+  const path = join(dir, name);
+  const temp = await TempFile.create(path, { direct: true });
+  temp.writeNow(pieces);
+  await temp.close();
+  await temp.moveTo(path);
+  return { path, temp };
+}
+
+describe('direct part writes', () => {
+  it('write the bytes given at every length around a block, leaving none of them in the page cache', async () => {
+    const lengths = [
+      0,
+      1,
+      DIRECT_BLOCK - 1,
+      DIRECT_BLOCK,
+      DIRECT_BLOCK + 1,
+      3 * DIRECT_BLOCK + 17,
+      5 * 2 ** 20 + 3,
+    ];
+    for (const length of lengths) {
+      const pieces = piecesOf(length, length > 2 * DIRECT_BLOCK ? 7 : 1);
+      const { path, temp } = await writeTemp(`direct-${length}.parquet`, pieces);
+      expect(temp.bytes).toBe(length);
+      expect(await cachedBytes(path), `${length} bytes`).toBe(0);
+      expect(Buffer.compare(await readFile(path), Buffer.concat(pieces)), `${length} bytes`).toBe(0);
+    }
+  });
+
+  it('switched off, write the same bytes through the page cache (the check above tells them apart)', async () => {
+    setDirectWrites(false);
+    const pieces = piecesOf(2 ** 20 + 5, 3);
+    const { path } = await writeTemp('cached.parquet', pieces);
+    expect(await cachedBytes(path)).toBeGreaterThanOrEqual(2 ** 20);
+    expect(Buffer.compare(await readFile(path), Buffer.concat(pieces))).toBe(0);
+  });
+
+  it('reuse a staging area: a later, smaller file holds none of an earlier one', async () => {
+    const big = piecesOf(3 * 2 ** 20, 2);
+    await writeTemp('big.parquet', big);
+    const small = [Buffer.from('small part')];
+    const { path } = await writeTemp('small.parquet', small);
+    expect(await readFile(path, 'utf8')).toBe('small part');
+  });
+
+  it('take one write: a second, or an asynchronous one, is an OutputError naming the file', async () => {
+    const temp = await TempFile.create(join(dir, 'once.parquet'), { direct: true });
+    temp.writeNow(Buffer.from('one'));
+    expect(() => temp.writeNow(Buffer.from('two'))).toThrow(OutputError);
+    expect(() => temp.writeNow(Buffer.from('two'))).toThrow(temp.path);
+    await expect(temp.write(Buffer.from('two'))).rejects.toThrow(OutputError);
+    await temp.discard();
+    expect((await readdir(dir)).filter((name) => name.startsWith('.once'))).toEqual([]);
+  });
+
+  it('where the file system refuses the direct write, report it and leave that folder to the page cache', async () => {
+    // No file system here refuses O_DIRECT (ext4 and tmpfs both take it): the refusal comes from a
+    // handle that answers a write as such a file system does (EINVAL).
+    const folder = join(dir, 'refusing');
+    await mkdir(folder);
+    const path = join(folder, 'x.parquet');
+    const real = await open(path, 'w');
+    const refusing = Object.assign(Object.create(real), {
+      write: () =>
+        Promise.reject(Object.assign(new Error('EINVAL: invalid argument, write'), { code: 'EINVAL' })),
+    });
+    const staged = StagedBytes.of([Buffer.from('bytes')]);
+    try {
+      expect(await writeDirect(path, refusing, staged)).toBe(false);
+    } finally {
+      staged.release();
+      await real.close();
+    }
+    const next = await createForWriting(join(folder, 'y.parquet'));
+    expect(next.direct).toBe(false);
+    await next.handle.close();
+    // Another folder is still written direct.
+    const elsewhere = await createForWriting(join(dir, 'z.parquet'));
+    expect(elsewhere.direct).toBe(true);
+    await elsewhere.handle.close();
+  });
+
+  it('pass on a failure that is not a refusal (here: a closed file)', async () => {
+    const path = join(dir, 'closed.parquet');
+    const { handle } = await createForWriting(path);
+    await handle.close();
+    const staged = StagedBytes.of([Buffer.from('bytes')]);
+    try {
+      await expect(writeDirect(path, handle, staged)).rejects.toThrow();
+    } finally {
+      staged.release();
+    }
+  });
+});
