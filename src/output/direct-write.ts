@@ -69,6 +69,8 @@ export async function createForWriting(path: string): Promise<{ handle: FileHand
     } catch (error) {
       if (!isRefusal(error)) throw error;
       refused.add(dirname(path));
+      // Linux may refuse O_DIRECT after it created the file: the name is this process's own.
+      return { handle: await open(path, 'w'), direct: false };
     }
   }
   return { handle: await open(path, 'wx'), direct: false };
