@@ -7,7 +7,7 @@ import { writevSync } from 'node:fs';
 import { type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OutputError } from '../errors.js';
-import { createForWriting, StagedBytes, writeDirect } from './direct-write.js';
+import { createForWriting, DirectStream, StagedBytes, writeDirect } from './direct-write.js';
 import { messageOf } from './fs-errors.js';
 
 // `.<name>.tmp-<pid>-<hex>`: the leading dot and the suffix keep temp files out of every dataset
@@ -92,8 +92,8 @@ export async function writeFileAtomic(
  */
 export interface TempFileOptions {
   /**
-   * Written once, by one `writeNow`, and not read back whole by this process: then it is written
-   * around the page cache where the file system allows (output/direct-write.ts).
+   * Not read back whole by this process: written around the page cache where the file system
+   * allows (output/direct-write.ts), by one `writeNow` or by `write` calls, not both.
    */
   readonly direct?: boolean;
 }
@@ -103,11 +103,13 @@ export class TempFile {
   private size = 0;
   /** The staged bytes' write, under way (see writeNow). */
   private pending: Promise<void> | undefined;
+  /** A direct file's `write` calls (see DirectStream). */
+  private stream: DirectStream | undefined;
 
   private constructor(
     readonly path: string,
     handle: FileHandle,
-    /** Opened O_DIRECT: one `writeNow` of staged bytes is all it takes. */
+    /** Opened O_DIRECT: written by one `writeNow` of staged bytes, or streamed by `write`. */
     private readonly direct: boolean,
   ) {
     this.handle = handle;
@@ -132,9 +134,14 @@ export class TempFile {
   }
 
   async write(chunk: Uint8Array): Promise<void> {
-    if (this.direct) throw new OutputError(`${this.path}: a direct temp file takes one writeNow`);
     const handle = this.#writable();
     try {
+      if (this.direct) {
+        this.stream ??= new DirectStream(this.path, handle);
+        await this.stream.write(chunk);
+        this.size += chunk.byteLength;
+        return;
+      }
       let done = 0;
       while (done < chunk.byteLength) {
         const { bytesWritten } = await handle.write(chunk, done, chunk.byteLength - done, this.size + done);
@@ -157,6 +164,10 @@ export class TempFile {
     const handle = this.#writable();
     const pieces = chunk instanceof Uint8Array ? [chunk] : chunk;
     try {
+      if (this.stream)
+        throw new OutputError(
+          `${this.path}: a direct temp file is written by writeNow or by write, not both`,
+        );
       if (this.direct) {
         const staged = StagedBytes.of(pieces);
         this.size = staged.bytes;
@@ -202,6 +213,7 @@ export class TempFile {
     this.handle = undefined;
     try {
       await this.pending;
+      await this.stream?.finish();
       await handle.sync();
       await handle.close();
     } catch (error) {
@@ -225,6 +237,7 @@ export class TempFile {
     const handle = this.handle;
     this.handle = undefined;
     await this.pending?.catch(() => {});
+    this.stream?.release();
     await handle?.close().catch(() => {});
     await rm(this.path, { force: true }).catch(() => {});
   }

@@ -288,7 +288,8 @@ async function writeGroup(options: CompactOptions, group: Group, checks: Checks)
   const { dir, format } = options;
   const { inputs, index, metadata } = group;
   const provisional = join(dir, compactedFileName(index, 'x', format));
-  const temp = await TempFile.create(provisional);
+  // A Parquet file's footer alone is read back (verify): around the page cache (output/direct-write.ts).
+  const temp = await TempFile.create(provisional, { direct: format === 'parquet' });
   const hash = createHash('sha256');
   let rows = 0;
   const keepsEveryRow = options.keepRow ? (options.keepsEveryRow ?? (() => false)) : () => true;

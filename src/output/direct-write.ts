@@ -145,6 +145,112 @@ export async function writeDirect(path: string, handle: FileHandle, staged: Stag
   return true;
 }
 
+/** Bytes a stream gathers before it writes them direct. */
+const STREAM_WINDOW = 8 * 2 ** 20;
+
+/**
+ * A direct file written as a stream of chunks (a compaction's row groups): they are copied into a
+ * staging window, which goes out direct each time it fills; `finish` writes the last part padded
+ * to a block and cuts the file to its length. Where the file system refuses a direct write after
+ * all, the rest goes through the page cache.
+ */
+export class DirectStream {
+  readonly #path: string;
+  readonly #handle: FileHandle;
+  #memory: WasmMemory | undefined;
+  #filled = 0;
+  /** Bytes already written (whole windows: a multiple of the block). */
+  #written = 0;
+  /** Set once the file system refused a direct write: the file's ordinary descriptor. */
+  #ordinary: FileHandle | undefined;
+
+  constructor(path: string, handle: FileHandle) {
+    this.#path = path;
+    this.#handle = handle;
+    this.#memory = stagingArea(STREAM_WINDOW);
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    if (this.#ordinary) {
+      await writeAt(this.#ordinary, chunk, this.#written);
+      this.#written += chunk.byteLength;
+      return;
+    }
+    for (let at = 0; at < chunk.byteLength; ) {
+      const view = this.#window();
+      const n = Math.min(STREAM_WINDOW - this.#filled, chunk.byteLength - at);
+      view.set(chunk.subarray(at, at + n), this.#filled);
+      this.#filled += n;
+      at += n;
+      if (this.#filled === STREAM_WINDOW) await this.#flush(STREAM_WINDOW);
+      // Refused meanwhile: what is left of the chunk goes through the page cache.
+      if (this.#ordinary) return this.write(chunk.subarray(at));
+    }
+  }
+
+  /** Writes what is gathered and cuts the file to the bytes written; the staging window is given back. */
+  async finish(): Promise<number> {
+    try {
+      if (!this.#ordinary && this.#filled > 0) {
+        const length = this.#filled;
+        const before = this.#written;
+        this.#window().fill(0, length, padded(length));
+        await this.#flush(padded(length));
+        this.#written = before + length;
+      }
+      // The padding, or a refused direct write's partial blocks, past the end.
+      await this.#handle.truncate(this.#written);
+      return this.#written;
+    } finally {
+      await this.#ordinary?.close();
+      this.release();
+    }
+  }
+
+  /** Gives the staging window back (on failure paths too; never throws). */
+  release(): void {
+    const memory = this.#memory;
+    this.#memory = undefined;
+    if (memory && free.length < KEPT_AREAS) free.push(memory);
+  }
+
+  #window(): Uint8Array {
+    if (!this.#memory) throw new Error(`${this.#path}: written after finish`);
+    return new Uint8Array(this.#memory.buffer, 0, STREAM_WINDOW);
+  }
+
+  /** The window's first `length` bytes (whole blocks), direct at the end of what is written. */
+  async #flush(length: number): Promise<void> {
+    const view = this.#window().subarray(0, length);
+    try {
+      let done = 0;
+      while (done < length) {
+        const { bytesWritten } = await this.#handle.write(view, done, length - done, this.#written + done);
+        if (bytesWritten % DIRECT_BLOCK !== 0) throw refusal();
+        done += bytesWritten;
+      }
+      this.#written += length;
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      refused.add(dirname(this.#path));
+      this.#ordinary = await open(this.#path, 'r+');
+      const exact = view.subarray(0, this.#filled);
+      await writeAt(this.#ordinary, exact, this.#written);
+      this.#written += exact.byteLength;
+    }
+    this.#filled = 0;
+  }
+}
+
+/** `bytes` written at `position` of `handle`, short writes resumed. */
+async function writeAt(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  for (let done = 0; done < bytes.byteLength; ) {
+    done += (await handle.write(bytes, done, bytes.byteLength - done, position + done)).bytesWritten;
+  }
+}
+
+const refusal = (): Error => Object.assign(new Error('short direct write'), { code: 'EINVAL' });
+
 function padded(bytes: number): number {
   return Math.ceil(bytes / DIRECT_BLOCK) * DIRECT_BLOCK;
 }

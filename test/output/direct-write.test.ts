@@ -14,6 +14,7 @@ import { TempFile } from '../../src/output/atomic.js';
 import {
   createForWriting,
   DIRECT_BLOCK,
+  DirectStream,
   StagedBytes,
   setDirectWrites,
   writeDirect,
@@ -82,7 +83,7 @@ describe('direct part writes', () => {
     expect(await readFile(path, 'utf8')).toBe('small part');
   });
 
-  it('take one write: a second, or an asynchronous one, is an OutputError naming the file', async () => {
+  it('take one writeNow: a second, or a write after it, is an OutputError naming the file', async () => {
     const temp = await TempFile.create(join(dir, 'once.parquet'), { direct: true });
     temp.writeNow(Buffer.from('one'));
     expect(() => temp.writeNow(Buffer.from('two'))).toThrow(OutputError);
@@ -90,6 +91,45 @@ describe('direct part writes', () => {
     await expect(temp.write(Buffer.from('two'))).rejects.toThrow(OutputError);
     await temp.discard();
     expect((await readdir(dir)).filter((name) => name.startsWith('.once'))).toEqual([]);
+  });
+
+  it('stream chunks of any size across windows, leaving none of them in the page cache', async () => {
+    const all = randomBytes(19 * 2 ** 20 + 4321);
+    const path = join(dir, 'streamed.parquet');
+    const temp = await TempFile.create(path, { direct: true });
+    for (let at = 0, size = 1; at < all.length; at += size, size = Math.min(size * 3 + 7, 5 * 2 ** 20))
+      await temp.write(all.subarray(at, Math.min(all.length, at + size)));
+    await temp.close();
+    await temp.moveTo(path);
+    expect(temp.bytes).toBe(all.length);
+    expect(await cachedBytes(path)).toBe(0);
+    expect(Buffer.compare(await readFile(path), all)).toBe(0);
+  });
+
+  it('stream on through the page cache when a direct write is refused midway, the bytes whole', async () => {
+    const folder = join(dir, 'refused-midway');
+    await mkdir(folder);
+    const path = join(folder, 'x.parquet');
+    const { handle, direct } = await createForWriting(path);
+    expect(direct).toBe(true);
+    let writes = 0;
+    // The first window goes out direct; the file system refuses the second as some do (EINVAL).
+    const refusing = Object.assign(Object.create(handle), {
+      write: (...args: Parameters<typeof handle.write>) =>
+        writes++ === 0
+          ? handle.write(...args)
+          : Promise.reject(Object.assign(new Error('EINVAL: invalid argument, write'), { code: 'EINVAL' })),
+    });
+    const all = randomBytes(8 * 2 ** 20 + 3 * 2 ** 20 + 17);
+    const stream = new DirectStream(path, refusing);
+    for (let at = 0; at < all.length; at += 2 ** 20 + 1)
+      await stream.write(all.subarray(at, at + 2 ** 20 + 1));
+    expect(await stream.finish()).toBe(all.length);
+    await handle.close();
+    expect(Buffer.compare(await readFile(path), all)).toBe(0);
+    const next = await createForWriting(join(folder, 'y.parquet'));
+    expect(next.direct).toBe(false);
+    await next.handle.close();
   });
 
   it('where the file system refuses the direct write, report it and leave that folder to the page cache', async () => {
