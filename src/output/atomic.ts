@@ -7,7 +7,7 @@ import { writevSync } from 'node:fs';
 import { type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OutputError } from '../errors.js';
-import { createForWriting, DirectStream, StagedBytes, writeDirect } from './direct-write.js';
+import { createForWriting, DirectStream, StagedBytes, writeStaged } from './direct-write.js';
 import { messageOf } from './fs-errors.js';
 
 // `.<name>.tmp-<pid>-<hex>`: the leading dot and the suffix keep temp files out of every dataset
@@ -171,7 +171,7 @@ export class TempFile {
       if (this.direct) {
         const staged = StagedBytes.of(pieces);
         this.size = staged.bytes;
-        this.pending = this.#writeStaged(handle, staged);
+        this.pending = writeStaged(this.path, handle, staged);
         this.pending.catch(() => {}); // close or discard awaits it
       } else this.size += writeAll(handle.fd, pieces, this.size);
     } catch (error) {
@@ -185,25 +185,6 @@ export class TempFile {
     if (this.direct && this.pending)
       throw new OutputError(`${this.path}: a direct temp file is written once`);
     return this.handle;
-  }
-
-  /** Direct, or through the page cache where the file system refused it after all. */
-  async #writeStaged(handle: FileHandle, staged: StagedBytes): Promise<void> {
-    try {
-      if (await writeDirect(this.path, handle, staged)) return;
-      const ordinary = await open(this.path, 'r+');
-      try {
-        const bytes = staged.exact;
-        for (let done = 0; done < bytes.byteLength; ) {
-          done += (await ordinary.write(bytes, done, bytes.byteLength - done, done)).bytesWritten;
-        }
-        await ordinary.truncate(bytes.byteLength);
-      } finally {
-        await ordinary.close();
-      }
-    } finally {
-      staged.release();
-    }
   }
 
   /** Flushes the bytes to disk and closes the file; it is still under its temp name. */

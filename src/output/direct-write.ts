@@ -1,9 +1,9 @@
 /**
- * Part files written around the page cache (O_DIRECT). A part is written once and not read again
- * by the run but for its footer; through the page cache, every page of it is one the kernel
- * allocates, copies into and writes back later, and that kernel time was the largest single item
- * of a multilingual run's CPU (docs/benchmarks.md, "an eighth session"). Written direct, the device
- * takes the bytes from a staging area that is reused for every part.
+ * Data files written around the page cache (O_DIRECT): a run's group files and a compaction's
+ * Parquet files. Neither is read again by the process but for its footer; through the page cache,
+ * every page of them is one the kernel allocates, copies into and writes back later, and that
+ * kernel time was the largest single item of a multilingual run's CPU (docs/benchmarks.md, "an
+ * eighth session"). Written direct, the device takes the bytes from a staging area that is reused.
  *
  * O_DIRECT wants the memory, the file offset and the length aligned to the device's block: the
  * staging area is wasm memory (its start is page-aligned; a Buffer's is not), the encoded pieces
@@ -23,7 +23,7 @@ export const DIRECT_BLOCK = 4096;
 /** Staging areas larger than this are not kept for reuse (wasm memory never shrinks). */
 const KEPT_AREA_BYTES = 32 * 2 ** 20;
 
-/** Staging areas kept for reuse: as many as part files are written at once. */
+/** Staging areas kept for reuse: as many as data files are written at once. */
 const KEPT_AREAS = 2;
 
 const WASM_PAGE = 65536;
@@ -121,28 +121,32 @@ export class StagedBytes {
 }
 
 /**
- * Writes `staged` at offset 0 of the direct file `handle` (at `path`) and cuts it to its length.
- * Resolves false, having written nothing, where the file system refuses the write after all (the
- * open does not tell on every one): the folder is not tried again, and the caller writes through
- * the page cache.
+ * Writes `staged` at offset 0 of `path` (opened O_DIRECT as `handle`) and cuts the file to its
+ * length; the staging area is given back. Where the file system refuses the direct write after all
+ * (the open does not tell on every one), the bytes go through the page cache and the folder is not
+ * tried again.
  */
-export async function writeDirect(path: string, handle: FileHandle, staged: StagedBytes): Promise<boolean> {
-  const blocks = staged.blocks;
+export async function writeStaged(path: string, handle: FileHandle, staged: StagedBytes): Promise<void> {
   try {
-    let done = 0;
-    while (done < blocks.byteLength) {
-      const { bytesWritten } = await handle.write(blocks, done, blocks.byteLength - done, done);
-      if (bytesWritten % DIRECT_BLOCK !== 0)
-        throw Object.assign(new Error('short direct write'), { code: 'EINVAL' });
-      done += bytesWritten;
+    const blocks = staged.blocks;
+    try {
+      await writeBlocks(handle, blocks, 0);
+      if (blocks.byteLength !== staged.bytes) await handle.truncate(staged.bytes);
+      return;
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      refused.add(dirname(path));
     }
-  } catch (error) {
-    if (!isRefusal(error)) throw error;
-    refused.add(dirname(path));
-    return false;
+    const ordinary = await open(path, 'r+');
+    try {
+      await writeAt(ordinary, staged.exact, 0);
+      await ordinary.truncate(staged.bytes);
+    } finally {
+      await ordinary.close();
+    }
+  } finally {
+    staged.release();
   }
-  if (blocks.byteLength !== staged.bytes) await handle.truncate(staged.bytes);
-  return true;
 }
 
 /** Bytes a stream gathers before it writes them direct. */
@@ -223,12 +227,7 @@ export class DirectStream {
   async #flush(length: number): Promise<void> {
     const view = this.#window().subarray(0, length);
     try {
-      let done = 0;
-      while (done < length) {
-        const { bytesWritten } = await this.#handle.write(view, done, length - done, this.#written + done);
-        if (bytesWritten % DIRECT_BLOCK !== 0) throw refusal();
-        done += bytesWritten;
-      }
+      await writeBlocks(this.#handle, view, this.#written);
       this.#written += length;
     } catch (error) {
       if (!isRefusal(error)) throw error;
@@ -242,14 +241,25 @@ export class DirectStream {
   }
 }
 
+/**
+ * Whole blocks written direct at `position`, short writes resumed. A write that is not a whole
+ * number of blocks is taken for the file system's refusal (the next would be misaligned).
+ */
+async function writeBlocks(handle: FileHandle, blocks: Uint8Array, position: number): Promise<void> {
+  for (let done = 0; done < blocks.byteLength; ) {
+    const { bytesWritten } = await handle.write(blocks, done, blocks.byteLength - done, position + done);
+    if (bytesWritten % DIRECT_BLOCK !== 0)
+      throw Object.assign(new Error('a direct write of part of a block'), { code: 'EINVAL' });
+    done += bytesWritten;
+  }
+}
+
 /** `bytes` written at `position` of `handle`, short writes resumed. */
 async function writeAt(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
   for (let done = 0; done < bytes.byteLength; ) {
     done += (await handle.write(bytes, done, bytes.byteLength - done, position + done)).bytesWritten;
   }
 }
-
-const refusal = (): Error => Object.assign(new Error('short direct write'), { code: 'EINVAL' });
 
 function padded(bytes: number): number {
   return Math.ceil(bytes / DIRECT_BLOCK) * DIRECT_BLOCK;
