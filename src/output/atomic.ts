@@ -7,7 +7,7 @@ import { writevSync } from 'node:fs';
 import { type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OutputError } from '../errors.js';
-import { createForWriting, DirectStream, StagedBytes, writeStaged } from './direct-write.js';
+import { createForWriting, DirectStream } from './direct-write.js';
 import { messageOf } from './fs-errors.js';
 
 // `.<name>.tmp-<pid>-<hex>`: the leading dot and the suffix keep temp files out of every dataset
@@ -101,15 +101,15 @@ export interface TempFileOptions {
 export class TempFile {
   private handle: FileHandle | undefined;
   private size = 0;
-  /** The staged bytes' write, under way (see writeNow). */
-  private pending: Promise<void> | undefined;
-  /** A direct file's `write` calls (see DirectStream). */
+  /** A direct file's staging (see DirectStream); written out by `close`. */
   private stream: DirectStream | undefined;
+  /** A direct file was staged whole by `writeNow`: it takes no other write. */
+  private staged = false;
 
   private constructor(
     readonly path: string,
     handle: FileHandle,
-    /** Opened O_DIRECT: written by one `writeNow` of staged bytes, or streamed by `write`. */
+    /** Opened O_DIRECT: staged whole by one `writeNow`, or streamed by `write`. */
     private readonly direct: boolean,
   ) {
     this.handle = handle;
@@ -155,7 +155,7 @@ export class TempFile {
 
   /**
    * Takes `chunk` before returning, so the caller can drop it at once: written into the page cache
-   * (quick), or, for a direct file, copied into a staging area whose write `close` waits for. A
+   * (quick), or, for a direct file, copied into a staging area that `close` writes out. A
    * buffer held across awaits outlives two scavenges and waits for a full GC to be freed: encoded
    * files written asynchronously were a measurable share of a run's peak RSS (docs/benchmarks.md,
    * "Design figures").
@@ -169,10 +169,9 @@ export class TempFile {
           `${this.path}: a direct temp file is written by writeNow or by write, not both`,
         );
       if (this.direct) {
-        const staged = StagedBytes.of(pieces);
-        this.size = staged.bytes;
-        this.pending = writeStaged(this.path, handle, staged);
-        this.pending.catch(() => {}); // close or discard awaits it
+        this.stream = new DirectStream(this.path, handle);
+        this.staged = true;
+        this.size = this.stream.stage(pieces);
       } else this.size += writeAll(handle.fd, pieces, this.size);
     } catch (error) {
       throw new OutputError(`cannot write ${this.path}: ${messageOf(error)}`, { cause: error });
@@ -182,8 +181,7 @@ export class TempFile {
   /** The open handle; a direct file takes a single write. */
   #writable(): FileHandle {
     if (!this.handle) throw new OutputError(`${this.path}: written after close`);
-    if (this.direct && this.pending)
-      throw new OutputError(`${this.path}: a direct temp file is written once`);
+    if (this.staged) throw new OutputError(`${this.path}: a direct temp file is written once`);
     return this.handle;
   }
 
@@ -193,7 +191,6 @@ export class TempFile {
     if (!handle) return;
     this.handle = undefined;
     try {
-      await this.pending;
       await this.stream?.finish();
       await handle.sync();
       await handle.close();
@@ -217,7 +214,6 @@ export class TempFile {
   async discard(): Promise<void> {
     const handle = this.handle;
     this.handle = undefined;
-    await this.pending?.catch(() => {});
     this.stream?.release();
     await handle?.close().catch(() => {});
     await rm(this.path, { force: true }).catch(() => {});

@@ -76,94 +76,24 @@ export async function createForWriting(path: string): Promise<{ handle: FileHand
   return { handle: await open(path, 'wx'), direct: false };
 }
 
-/** Bytes staged for one file, waiting to be written to it. */
-export class StagedBytes {
-  #memory: WasmMemory | undefined;
-  readonly bytes: number;
-
-  private constructor(memory: WasmMemory, bytes: number) {
-    this.#memory = memory;
-    this.bytes = bytes;
-  }
-
-  /** `pieces` one after another, copied into a staging area and padded with zeros to a whole block. */
-  static of(pieces: readonly Uint8Array[]): StagedBytes {
-    let bytes = 0;
-    for (const piece of pieces) bytes += piece.byteLength;
-    const memory = stagingArea(padded(bytes));
-    const view = new Uint8Array(memory.buffer);
-    let at = 0;
-    for (const piece of pieces) {
-      view.set(piece, at);
-      at += piece.byteLength;
-    }
-    view.fill(0, at, padded(bytes));
-    return new StagedBytes(memory, bytes);
-  }
-
-  /** The bytes, padded to whole blocks. */
-  get blocks(): Uint8Array {
-    if (!this.#memory) throw new Error('staged bytes used after release');
-    return new Uint8Array(this.#memory.buffer, 0, padded(this.bytes));
-  }
-
-  /** The bytes as they are. */
-  get exact(): Uint8Array {
-    return this.blocks.subarray(0, this.bytes);
-  }
-
-  /** Gives the staging area back; the bytes are gone. */
-  release(): void {
-    const memory = this.#memory;
-    this.#memory = undefined;
-    if (memory && free.length < KEPT_AREAS && memory.buffer.byteLength <= KEPT_AREA_BYTES) free.push(memory);
-  }
-}
-
-/**
- * Writes `staged` at offset 0 of `path` (opened O_DIRECT as `handle`) and cuts the file to its
- * length; the staging area is given back. Where the file system refuses the direct write after all
- * (the open does not tell on every one), the bytes go through the page cache and the folder is not
- * tried again.
- */
-export async function writeStaged(path: string, handle: FileHandle, staged: StagedBytes): Promise<void> {
-  try {
-    const blocks = staged.blocks;
-    try {
-      await writeBlocks(handle, blocks, 0);
-      if (blocks.byteLength !== staged.bytes) await handle.truncate(staged.bytes);
-      return;
-    } catch (error) {
-      if (!isRefusal(error)) throw error;
-      refused.add(dirname(path));
-    }
-    const ordinary = await open(path, 'r+');
-    try {
-      await writeAt(ordinary, staged.exact, 0);
-      await ordinary.truncate(staged.bytes);
-    } finally {
-      await ordinary.close();
-    }
-  } finally {
-    staged.release();
-  }
-}
-
 /** Bytes a stream gathers before it writes them direct. */
 const STREAM_WINDOW = 8 * 2 ** 20;
 
 /**
- * A direct file written as a stream of chunks (a compaction's row groups): they are copied into a
- * staging window, which goes out direct each time it fills; `finish` writes the last part padded
- * to a block and cuts the file to its length. Where the file system refuses a direct write after
- * all, the rest goes through the page cache.
+ * A file opened O_DIRECT, written through a staging area: whole by `stage` (the encoded pieces
+ * copied at once, so they are garbage before the first await, as with a write into the page
+ * cache), or as a stream by `write` (a compaction's row groups: the area goes out direct each time
+ * it holds STREAM_WINDOW bytes). `finish` writes what is left padded to a block and cuts the file
+ * to its length. Where the file system refuses a direct write after all (the open does not tell on
+ * every one), the rest goes through the page cache and the folder is not tried again.
  */
 export class DirectStream {
   readonly #path: string;
   readonly #handle: FileHandle;
   #memory: WasmMemory | undefined;
+  /** Bytes in the staging area, not written yet. */
   #filled = 0;
-  /** Bytes already written (whole windows: a multiple of the block). */
+  /** Bytes written (a multiple of the block while direct). */
   #written = 0;
   /** Set once the file system refused a direct write: the file's ordinary descriptor. */
   #ordinary: FileHandle | undefined;
@@ -171,7 +101,18 @@ export class DirectStream {
   constructor(path: string, handle: FileHandle) {
     this.#path = path;
     this.#handle = handle;
-    this.#memory = stagingArea(STREAM_WINDOW);
+  }
+
+  /** Copies `pieces` into the staging area (grown to hold them); nothing is written before `finish`. */
+  stage(pieces: readonly Uint8Array[]): number {
+    let bytes = 0;
+    for (const piece of pieces) bytes += piece.byteLength;
+    const area = this.#area(this.#filled + bytes);
+    for (const piece of pieces) {
+      area.set(piece, this.#filled);
+      this.#filled += piece.byteLength;
+    }
+    return bytes;
   }
 
   async write(chunk: Uint8Array): Promise<void> {
@@ -181,9 +122,9 @@ export class DirectStream {
       return;
     }
     for (let at = 0; at < chunk.byteLength; ) {
-      const view = this.#window();
+      const area = this.#area(STREAM_WINDOW);
       const n = Math.min(STREAM_WINDOW - this.#filled, chunk.byteLength - at);
-      view.set(chunk.subarray(at, at + n), this.#filled);
+      area.set(chunk.subarray(at, at + n), this.#filled);
       this.#filled += n;
       at += n;
       if (this.#filled === STREAM_WINDOW) await this.#flush(STREAM_WINDOW);
@@ -192,13 +133,13 @@ export class DirectStream {
     }
   }
 
-  /** Writes what is gathered and cuts the file to the bytes written; the staging window is given back. */
+  /** Writes what is staged and cuts the file to the bytes written; the staging area is given back. */
   async finish(): Promise<number> {
     try {
       if (!this.#ordinary && this.#filled > 0) {
         const length = this.#filled;
         const before = this.#written;
-        this.#window().fill(0, length, padded(length));
+        this.#area(padded(length)).fill(0, length, padded(length));
         await this.#flush(padded(length));
         this.#written = before + length;
       }
@@ -211,21 +152,25 @@ export class DirectStream {
     }
   }
 
-  /** Gives the staging window back (on failure paths too; never throws). */
+  /** Gives the staging area back (on failure paths too; never throws). */
   release(): void {
     const memory = this.#memory;
     this.#memory = undefined;
-    if (memory && free.length < KEPT_AREAS) free.push(memory);
+    if (memory && free.length < KEPT_AREAS && memory.buffer.byteLength <= KEPT_AREA_BYTES) free.push(memory);
   }
 
-  #window(): Uint8Array {
-    if (!this.#memory) throw new Error(`${this.#path}: written after finish`);
-    return new Uint8Array(this.#memory.buffer, 0, STREAM_WINDOW);
+  /** The staging area, at least `bytes` long (what it holds is kept when it grows). */
+  #area(bytes: number): Uint8Array {
+    const pages = Math.max(1, Math.ceil(bytes / WASM_PAGE));
+    this.#memory ??= free.pop() ?? new WebAssembly.Memory({ initial: pages });
+    const have = this.#memory.buffer.byteLength / WASM_PAGE;
+    if (have < pages) this.#memory.grow(pages - have);
+    return new Uint8Array(this.#memory.buffer);
   }
 
-  /** The window's first `length` bytes (whole blocks), direct at the end of what is written. */
+  /** The area's first `length` bytes (whole blocks), direct at the end of what is written. */
   async #flush(length: number): Promise<void> {
-    const view = this.#window().subarray(0, length);
+    const view = this.#area(length).subarray(0, length);
     try {
       await writeBlocks(this.#handle, view, this.#written);
       this.#written += length;
@@ -263,15 +208,6 @@ async function writeAt(handle: FileHandle, bytes: Uint8Array, position: number):
 
 function padded(bytes: number): number {
   return Math.ceil(bytes / DIRECT_BLOCK) * DIRECT_BLOCK;
-}
-
-/** A free staging area of at least `bytes`. */
-function stagingArea(bytes: number): WasmMemory {
-  const pages = Math.max(1, Math.ceil(bytes / WASM_PAGE));
-  const memory = free.pop() ?? new WebAssembly.Memory({ initial: pages });
-  const have = memory.buffer.byteLength / WASM_PAGE;
-  if (have < pages) memory.grow(pages - have);
-  return memory;
 }
 
 function isRefusal(error: unknown): boolean {

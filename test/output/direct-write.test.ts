@@ -15,9 +15,7 @@ import {
   createForWriting,
   DIRECT_BLOCK,
   DirectStream,
-  StagedBytes,
   setDirectWrites,
-  writeStaged,
 } from '../../src/output/direct-write.js';
 import { cachedBytes } from '../helpers/page-cache.js';
 import { tempFolder } from '../helpers/temp.js';
@@ -145,7 +143,9 @@ describe('direct part writes', () => {
         Promise.reject(Object.assign(new Error('EINVAL: invalid argument, write'), { code: 'EINVAL' })),
     });
     const pieces = piecesOf(DIRECT_BLOCK + 99, 2);
-    await writeStaged(path, refusing, StagedBytes.of(pieces));
+    const stream = new DirectStream(path, refusing);
+    stream.stage(pieces);
+    await stream.finish();
     await handle.close();
     expect(Buffer.compare(await readFile(path), Buffer.concat(pieces))).toBe(0);
     const next = await createForWriting(join(folder, 'y.parquet'));
@@ -161,7 +161,9 @@ describe('direct part writes', () => {
     const path = join(dir, 'closed.parquet');
     const { handle } = await createForWriting(path);
     await handle.close();
-    await expect(writeStaged(path, handle, StagedBytes.of([Buffer.from('bytes')]))).rejects.toThrow();
+    const stream = new DirectStream(path, handle);
+    stream.stage([Buffer.from('bytes')]);
+    await expect(stream.finish()).rejects.toThrow();
   });
 });
 
