@@ -33,6 +33,7 @@ import { runCli, spawnCli } from '../helpers/cli.js';
 import { query } from '../helpers/duckdb.js';
 import { type PgliteServer, startPglite } from '../helpers/pglite-server.js';
 import { type RedisServer, startRedisServer } from '../helpers/redis-server.js';
+import { skipUnlessCi } from '../helpers/skip.js';
 import { tempFolder } from '../helpers/temp.js';
 import {
   commandsIn,
@@ -600,7 +601,8 @@ for (const page of PAGES) {
       const skip = skipReason(command);
       const name = `${command.line} [${how}${skip ? `, skipped: ${skip}` : ''}] ${shortText(command)}`;
 
-      it.skipIf(Boolean(skip))(name, async () => {
+      it.skipIf(skipUnlessCi(Boolean(skip)))(name, async () => {
+        if (skip) expect.fail(`this command must run in CI, but it would be skipped: ${skip}`);
         if (command.words[0] === 'embedpipe') checkAgainstHelp(command);
         if (rule === undefined) {
           expect.fail(

@@ -15,6 +15,7 @@ import { writeHardCsv } from '../helpers/corpus.js';
 import { comparable } from '../helpers/dataset-checks.js';
 import { readDataset } from '../helpers/duckdb.js';
 import { cachedBytes } from '../helpers/page-cache.js';
+import { skipOutsideCi } from '../helpers/skip.js';
 import { tempFolder } from '../helpers/temp.js';
 
 /** What a run reads of each part it wrote: its footer, from the last 64 KB. */
@@ -83,7 +84,7 @@ describe('run: part files and the page cache', () => {
     try {
       await run('mount', ['-t', 'ramfs', 'ramfs', mountPoint]);
     } catch (error) {
-      context.skip(`cannot mount ramfs here (${(error as Error).message.split('\n')[0]})`);
+      skipOutsideCi(context, `cannot mount ramfs here (${(error as Error).message.split('\n')[0]})`);
     }
     try {
       // ramfs reports no free space at all: the free-space guard is switched off for it.

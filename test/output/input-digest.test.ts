@@ -20,6 +20,7 @@ import type { RecordTotals } from '../../src/observability/ledger.js';
 import { digestInput } from '../../src/output/input-digest.js';
 import { readManifest, writeManifest } from '../../src/output/manifest.js';
 import { manifestOf } from '../../src/output/manifest-of.js';
+import { skipOutsideCi } from '../helpers/skip.js';
 import { tempFolder } from '../helpers/temp.js';
 
 const execFileAsync = promisify(execFile);
@@ -90,7 +91,7 @@ async function folderWithUnreadableFile(name: string): Promise<string | undefine
 describe('the input digest of a text folder with an unreadable file', () => {
   it('leaves the file out: the digest is that of the readable files, stable, and follows their changes', async (context) => {
     const dir = await folderWithUnreadableFile('docs');
-    if (!dir) return context.skip('cannot make an unreadable file on this machine');
+    if (!dir) return skipOutsideCi(context, 'cannot make an unreadable file on this machine');
 
     const digest = await digestInput(dir, { include: isTextFileName });
     expect(digest).toEqual({
@@ -111,7 +112,7 @@ describe('the input digest of a text folder with an unreadable file', () => {
 
   it('is what the corpus reader read: it rejects the same file and reads the others', async (context) => {
     const dir = await folderWithUnreadableFile('corpus');
-    if (!dir) return context.skip('cannot make an unreadable file on this machine');
+    if (!dir) return skipOutsideCi(context, 'cannot make an unreadable file on this machine');
     const entries: CorpusEntry[] = [];
     for await (const entry of readTextFolder({
       path: dir,
@@ -133,7 +134,7 @@ describe('the input digest of a text folder with an unreadable file', () => {
 
   it("no longer fails the version's manifest: it is written, and lists the readable files", async (context) => {
     const dir = await folderWithUnreadableFile('manifest');
-    if (!dir) return context.skip('cannot make an unreadable file on this machine');
+    if (!dir) return skipOutsideCi(context, 'cannot make an unreadable file on this machine');
     const tally: RecordTotals = {
       batches: 1,
       rows: 2,
@@ -185,7 +186,8 @@ describe('the input digest of a text folder with an unreadable file', () => {
     );
     // Root lists a chmod 000 folder: there the digest is taken by a child process run as nobody.
     const closed = listable ? await digestAsNobody(dir) : await digestInput(dir, { include: isTextFileName });
-    if (closed === undefined) return context.skip('root lists a chmod 000 folder, and setpriv is missing');
+    if (closed === undefined)
+      return skipOutsideCi(context, 'root lists a chmod 000 folder, and setpriv is missing');
     expect(closed).toMatchObject({ files: 1, sha256: sha(`${sha('alpha\n')}  a.txt\n`) });
     expect(closed.sha256).not.toBe(open.sha256);
   });
