@@ -1,6 +1,7 @@
 /**
- * Parquet encoding of one part, through parquet-wasm (the Rust parquet crate compiled to wasm), but
- * for the float32 vector column with snappy or none, which parquet-vector-column.ts writes.
+ * Parquet encoding of one part: by embedpipe (parquet-part-writer.ts) with snappy or none, by
+ * parquet-wasm (the Rust parquet crate compiled to wasm) whole with zstd or lz4 or the quantized
+ * vector columns. Both write the same columns, types, encodings and statistics.
  *
  * Writer settings, each measured (figures: docs/benchmarks.md, "Design figures"):
  * - dictionary encoding off: on the vector column it made parts larger and the encode much
@@ -19,9 +20,11 @@ import { endianness } from 'node:os';
 import { type Table, tableToIPC } from 'apache-arrow';
 import { parquetMetadata } from 'hyparquet';
 import * as pw from 'parquet-wasm';
-import { withVectorColumn } from './parquet-vector-column.js';
+import type { ChunkCodec } from './parquet-flat-column.js';
+import { SNAPPY, snappyCompressor, UNCOMPRESSED } from './parquet-format.js';
+import { writeParquetPart } from './parquet-part-writer.js';
 import type { PartRows } from './rows.js';
-import { EMBEDDING_COLUMN, ID_COLUMN, INDEX_COLUMN, partTable } from './table.js';
+import { ID_COLUMN, INDEX_COLUMN, partTable, vectorTypesOf } from './table.js';
 
 export type ParquetCompression = 'snappy' | 'zstd' | 'lz4' | 'none';
 
@@ -43,18 +46,21 @@ const CODECS: Record<ParquetCompression, pw.Compression> = {
   none: pw.Compression.UNCOMPRESSED,
 };
 
-/** Codecs that leave float32 vectors as they are: with them the vector column is written by us. */
-const VECTORS_AS_THEY_ARE: ReadonlySet<ParquetCompression> = new Set(['snappy', 'none']);
+/** The page codecs of the parts embedpipe writes itself; undefined: written through parquet-wasm. */
+function chunkCodec(compression: ParquetCompression): ChunkCodec | undefined {
+  if (compression === 'none') return { id: UNCOMPRESSED };
+  if (compression !== 'snappy') return undefined;
+  const compress = snappyCompressor();
+  return compress && { id: SNAPPY, compress };
+}
 
-/** The vector column's pages are the vectors' own bytes, which Parquet wants little-endian. */
+/** Parquet wants little-endian values: the vectors' own bytes are written as they are. */
 const LITTLE_ENDIAN = endianness() === 'LE';
 
 /**
  * One Parquet file holding `rows` in one row group whatever their number (parquet-rs would close one
- * at 1,048,576 rows); `metadata` becomes the file's key-value metadata. With snappy or none,
- * parquet-wasm writes every column but the vectors and parquet-vector-column.ts adds them; with zstd
- * or lz4 (which shrink vectors a little) parquet-wasm writes the whole file. The file as pieces to
- * write in order (the vectors are not copied into one buffer).
+ * at 1,048,576 rows); `metadata` becomes the file's key-value metadata. The file as pieces to write
+ * in order (the vectors are not copied into one buffer).
  */
 export function encodeParquetPieces(
   rows: PartRows,
@@ -62,18 +68,11 @@ export function encodeParquetPieces(
   options: ParquetOptions = {},
 ): Uint8Array[] {
   const compression = options.compression ?? DEFAULT_PARQUET_COMPRESSION;
-  const table = partTable(rows, metadata);
+  const codec = chunkCodec(compression);
+  if (codec && rows.ids.length > 0 && LITTLE_ENDIAN && vectorTypesOf(metadata).length === 0)
+    return writeParquetPart(rows, metadata, codec);
   const oneRowGroup = { rows: Math.max(1, rows.ids.length), bytes: 2 ** 31 };
-  if (rows.ids.length === 0 || !VECTORS_AS_THEY_ARE.has(compression) || !LITTLE_ENDIAN)
-    return [writeWithParquetWasm(table, metadata, compression, oneRowGroup)];
-  const names = table.schema.names as string[];
-  const fieldIndex = names.indexOf(EMBEDDING_COLUMN);
-  const others = table.select(names.filter((name) => name !== EMBEDDING_COLUMN));
-  return withVectorColumn(
-    writeWithParquetWasm(others, metadata, compression, oneRowGroup),
-    { name: EMBEDDING_COLUMN, fieldIndex, values: rows.embeddings, dims: rows.dims, rows: rows.ids.length },
-    arrowSchemaOf(table),
-  );
+  return [writeWithParquetWasm(partTable(rows, metadata), metadata, compression, oneRowGroup)];
 }
 
 /** The same file in one buffer. */
@@ -83,17 +82,6 @@ export function encodeParquet(
   options: ParquetOptions = {},
 ): Uint8Array {
   return Buffer.concat(encodeParquetPieces(rows, metadata, options));
-}
-
-/**
- * The `ARROW:schema` value Arrow writers put in a Parquet file's metadata, so that readers get the
- * Arrow types back (fixed_size_list, not list): base64 of the IPC schema message, with its
- * continuation marker and length, as the first message of an IPC stream has it.
- */
-function arrowSchemaOf(table: Table): string {
-  const stream = tableToIPC(table.slice(0, 0), 'stream');
-  const length = new DataView(stream.buffer, stream.byteOffset + 4, 4).getInt32(0, true);
-  return Buffer.from(stream.buffer, stream.byteOffset, 8 + length).toString('base64');
 }
 
 function writeWithParquetWasm(

@@ -1,8 +1,7 @@
 /**
  * Thrift's compact protocol as a lossless tree: every field keeps its id and wire type, so a struct
- * read and written back is the same bytes. Parquet's footer and page headers are written in it; the
- * part writer reads a footer, adds a column and writes it back (parquet-vector-column.ts), which a
- * decoder into named fields (hyparquet's) cannot do without knowing every field of every version.
+ * read and written back is the same bytes. Parquet's footer and page headers are written in it
+ * (parquet-part-writer.ts, parquet-format.ts); the tests read footers back through it.
  */
 
 /** The compact protocol's type codes (a field's boolean value is its type: True or False). */

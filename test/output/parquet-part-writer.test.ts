@@ -1,16 +1,17 @@
 /**
- * The vector column written by embedpipe and added to parquet-wasm's file of the other columns:
- * read back by three independent readers (DuckDB, hyparquet, parquet-wasm) float for float, with the
- * schema, types and metadata parquet-wasm gives the same rows written whole.
+ * A part's Parquet file written by embedpipe (snappy or none): read back by three independent
+ * readers (DuckDB, hyparquet, parquet-wasm) value for value and float for float, with the columns in
+ * schema order and the schema, types, statistics and metadata parquet-wasm gives the same rows
+ * written whole.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Schema, tableFromIPC, tableToIPC } from 'apache-arrow';
-import { parquetMetadata, parquetReadObjects } from 'hyparquet';
+import { asyncBufferFromFile, parquetMetadata, parquetReadObjects } from 'hyparquet';
 import * as pw from 'parquet-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeParquet, writerProperties } from '../../src/output/parquet.js';
+import { encodeParquet, encodeParquetPieces, writerProperties } from '../../src/output/parquet.js';
 import { type PartRows, partRowsFromBatch } from '../../src/output/rows.js';
 import { partTable } from '../../src/output/table.js';
 import { readStruct, writeStruct } from '../../src/output/thrift-compact.js';
@@ -33,6 +34,30 @@ function wholeByParquetWasm(rows: PartRows, metadata: Record<string, string>): U
 
 function rowsOf(spec: { rows: number; dims: number; seed: number }): PartRows {
   return partRowsFromBatch(makeBatch({ batchId: `b${spec.seed}`, ...spec }));
+}
+
+/**
+ * Rows whose texts are in many scripts (CJK, emoji sequences, RTL with marks, combining marks, code,
+ * a lone surrogate, CRLF) and whose ids order differently by UTF-16 code unit than by UTF-8 byte
+ * (the statistics must be by byte); 3 MB of text, so the text column spans several pages.
+ */
+function hostileRows(): PartRows {
+  const base = rowsOf({ rows: 120, dims: 8, seed: 21 });
+  const pieces = [
+    '漢字かなカナ한국어',
+    '👩‍👩‍👧‍👦🇺🇦',
+    'שָׁלוֹם مرحبا',
+    'e\u0301 a\u0308',
+    'const x = a?.b ?? 1;\r\n',
+    '\ud800 lone',
+    'x'.repeat(500),
+  ];
+  const ids = ['\uffff', 'z', '😀', 'é', 'a', 'A', '\u00ff', '\ue000'];
+  return {
+    ...base,
+    ids: base.ids.map((_, i) => `${ids[i % ids.length]}-${i}`),
+    texts: base.texts.map((_, i) => pieces.join(' ').repeat(1 + ((i * 37) % 60))),
+  };
 }
 
 function footerOf(bytes: Uint8Array) {
@@ -75,7 +100,7 @@ async function expectVectorsByDuckDb(path: string, rows: PartRows): Promise<void
   });
 }
 
-describe('the vector column written by embedpipe', () => {
+describe('a part written by embedpipe', () => {
   it.each([
     { rows: 1, dims: 1 },
     { rows: 5, dims: 3 },
@@ -111,6 +136,7 @@ describe('the vector column written by embedpipe', () => {
 
   it.each([
     { label: 'text', plan: {}, images: false },
+    { label: 'images', plan: {}, images: true },
     {
       label: 'images and every vector type',
       plan: { vectors: { types: ['float16', 'int8', 'binary'] } },
@@ -118,7 +144,7 @@ describe('the vector column written by embedpipe', () => {
     },
   ])(
     'has the schema, Arrow types and metadata of the file parquet-wasm writes whole ($label)',
-    async ({ plan, images }) => {
+    async ({ label, plan, images }) => {
       const base = rowsOf({ rows: 40, dims: 16, seed: 7 });
       const rows: PartRows = images
         ? {
@@ -130,8 +156,8 @@ describe('the vector column written by embedpipe', () => {
           }
         : base;
       const metadata = { 'embedpipe.model': 'test/model-1', 'embedpipe.plan': JSON.stringify(plan) };
-      const ours = await write(`schema-ours-${images}.parquet`, encodeParquet(rows, metadata));
-      const reference = await write(`schema-ref-${images}.parquet`, wholeByParquetWasm(rows, metadata));
+      const ours = await write(`schema-ours-${label}.parquet`, encodeParquet(rows, metadata));
+      const reference = await write(`schema-ref-${label}.parquet`, wholeByParquetWasm(rows, metadata));
 
       const schemaOf = (path: string) =>
         query(
@@ -161,24 +187,89 @@ describe('the vector column written by embedpipe', () => {
     },
   );
 
-  it('keeps the other columns as parquet-wasm wrote them, snappy and statistics included', async () => {
-    const rows = rowsOf({ rows: 64, dims: 32, seed: 3 });
-    const ours = await write('columns-ours.parquet', encodeParquet(rows, {}));
-    const reference = await write('columns-ref.parquet', wholeByParquetWasm(rows, {}));
-    const columns = (path: string) =>
-      query(
-        `SELECT path_in_schema, type, num_values, compression, encodings, stats_min_value, stats_max_value
+  it.each([
+    { label: 'English', rows: () => rowsOf({ rows: 64, dims: 32, seed: 3 }) },
+    { label: 'hostile texts and ids, texts over several pages', rows: hostileRows },
+  ])(
+    'writes every column as parquet-wasm does, snappy and statistics included ($label)',
+    async ({ label, rows: make }) => {
+      const rows = make();
+      const ours = await write(`columns-ours-${label}.parquet`, encodeParquet(rows, {}));
+      const reference = await write(`columns-ref-${label}.parquet`, wholeByParquetWasm(rows, {}));
+      const columns = (path: string) =>
+        query(
+          `SELECT path_in_schema, type, num_values, compression, encodings, stats_min_value, stats_max_value,
+           stats_null_count
          FROM parquet_metadata(${sqlString(path)}) ORDER BY column_id`,
+        );
+      const [mine, theirs] = [await columns(ours), await columns(reference)];
+      expect(mine.map((c) => c['path_in_schema'])).toEqual(theirs.map((c) => c['path_in_schema']));
+      mine.forEach((column, i) => {
+        if (String(column['path_in_schema']).startsWith('embedding')) {
+          // Snappy does not shrink float32 vectors: they are stored as they are.
+          expect(column['compression']).toBe('UNCOMPRESSED');
+          expect({ ...column, compression: 'SNAPPY' }).toEqual(theirs[i]);
+        } else expect(column).toEqual(theirs[i]);
+      });
+      const all = (path: string) => query(`SELECT * FROM read_parquet(${sqlString(path)})`);
+      expect(JSON.stringify(await all(ours))).toBe(JSON.stringify(await all(reference)));
+    },
+  );
+
+  it('lays the column chunks out in schema order, one after another, as readers that read ranges expect', async () => {
+    const rows = rowsOf({ rows: 300, dims: 24, seed: 9 });
+    const bytes = Buffer.concat(encodeParquetPieces(rows, {}));
+    const chunks = footerOf(bytes).row_groups[0]!.columns.map((c) => c.meta_data!);
+    let end = 4; // after the leading "PAR1"
+    for (const chunk of chunks) {
+      expect(Number(chunk.data_page_offset), chunk.path_in_schema.join('.')).toBe(end);
+      end += Number(chunk.total_compressed_size);
+    }
+    const footerLength = bytes.readUInt32LE(bytes.length - 8);
+    expect(end).toBe(bytes.length - 8 - footerLength);
+  });
+
+  it("is read whole through hyparquet's file reader, which fetches column ranges in file order", async () => {
+    const rows = hostileRows();
+    const path = await write('hyparquet-file.parquet', encodeParquet(rows, {}));
+    const objects = await parquetReadObjects({ file: await asyncBufferFromFile(path) });
+    expect(objects.length).toBe(rows.ids.length);
+    objects.forEach((row, i) => {
+      expect(
+        [row['id'], row['chunk_index'], row['text'], row['tokens'], row['content_hash']],
+        `row ${i}`,
+      ).toEqual([
+        rows.ids[i],
+        rows.chunkIndex[i], // A lone surrogate is written as U+FFFD, as any UTF-8 writer writes it.
+        rows.texts[i]!.toWellFormed(),
+        rows.tokens[i],
+        rows.hashes[i],
+      ]);
+      const expected = rows.embeddings.subarray(i * rows.dims, (i + 1) * rows.dims);
+      expect(firstBitDifference(Float32Array.from(row['embedding'] as number[]), expected), `row ${i}`).toBe(
+        -1,
       );
-    const [mine, theirs] = [await columns(ours), await columns(reference)];
-    expect(mine.map((c) => c['path_in_schema'])).toEqual(theirs.map((c) => c['path_in_schema']));
-    mine.forEach((column, i) => {
-      if (String(column['path_in_schema']).startsWith('embedding')) {
-        // Snappy does not shrink float32 vectors: they are stored as they are.
-        expect(column['compression']).toBe('UNCOMPRESSED');
-        expect({ ...column, compression: 'SNAPPY' }).toEqual(theirs[i]);
-      } else expect(column).toEqual(theirs[i]);
     });
+  });
+
+  it('writes image columns with nulls over several 8-row groups of levels, read back by every reader', async () => {
+    const base = rowsOf({ rows: 37, dims: 4, seed: 13 });
+    const sources = base.ids.map((_, i) => (i % 5 === 0 || i === 36 ? null : `img-${i}-é.png`));
+    const rows: PartRows = {
+      ...base,
+      images: { sources, hashes: sources.map((s) => (s ? `sha-${s}` : null)) },
+    };
+    const path = await write('images-nulls.parquet', encodeParquet(rows, {}));
+    const read = await query(`SELECT image_source, image_sha256 FROM read_parquet(${sqlString(path)})`);
+    expect(read.map((r) => r['image_source'])).toEqual(sources);
+    expect(read.map((r) => r['image_sha256'])).toEqual(rows.images!.hashes);
+    const objects = await parquetReadObjects({
+      file: await asyncBufferFromFile(path),
+      columns: ['image_source'],
+    });
+    expect(objects.map((o) => o['image_source'] ?? null)).toEqual(sources);
+    const table = tableFromIPC(pw.readParquet(await readFile(path)).intoIPCStream());
+    expect(table.getChild('image_source')!.toArray()).toEqual(sources);
   });
 
   it("keeps a part past parquet-rs's default row group size (1,048,576 rows) in one row group", async () => {
