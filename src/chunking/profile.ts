@@ -145,7 +145,33 @@ export function prefixWithinCost(
   return prefixCost(text, weights, start, end, budget).end;
 }
 
-/** One pass: the cost of the longest prefix of `text[start, end)` within `budget`, and where it ends. */
+/**
+ * The step of every ASCII character under `weights`, by whether the character before it was a
+ * letter or digit (index 128 + code) or not (index code): a word's first letter or digit pays the
+ * word weight too. Kept per weights object: a run estimates with one or two.
+ */
+function asciiSteps(weights: Weights): Float64Array {
+  let steps = ASCII_STEPS.get(weights);
+  if (steps) return steps;
+  steps = new Float64Array(256);
+  for (let code = 0; code < 0x80; code++) {
+    const feature = BMP_CLASS[code]!;
+    steps[code] = feature === ALNUM ? weights[ALNUM]! + weights[WORD]! : weights[feature]!;
+    steps[0x80 + code] = weights[feature]!;
+  }
+  ASCII_STEPS.set(weights, steps);
+  return steps;
+}
+const ASCII_STEPS = new WeakMap<Weights, Float64Array>();
+
+/** 0x80 after an ASCII letter or digit (the next one continues a word), else 0. */
+const IN_WORD_AFTER = Uint8Array.from({ length: 0x80 }, (_, code) => (BMP_CLASS[code] === ALNUM ? 0x80 : 0));
+
+/**
+ * One pass: the cost of the longest prefix of `text[start, end)` within `budget`, and where it ends.
+ * ASCII (most of most texts) costs two table lookups a character; nothing outside ASCII is a letter
+ * or digit of a word, so it ends one.
+ */
 function prefixCost(
   text: string,
   weights: Weights,
@@ -153,17 +179,25 @@ function prefixCost(
   end: number,
   budget: number,
 ): { cost: number; end: number } {
-  const wordStart = weights[WORD]!;
+  const ascii = asciiSteps(weights);
   let cost = 0;
-  let inWord = false;
+  let inWord = 0;
   let i = start;
   while (i < end) {
-    const feature = featureAt(text, i, end, text.charCodeAt(i));
-    const alnum = feature === ALNUM;
-    const step = alnum && !inWord ? weights[ALNUM]! + wordStart : weights[feature]!;
+    const code = text.charCodeAt(i);
+    if (code < 0x80) {
+      const step = ascii[inWord + code]!;
+      if (cost + step > budget) break;
+      cost += step;
+      inWord = IN_WORD_AFTER[code]!;
+      i += 1;
+      continue;
+    }
+    const feature = featureAt(text, i, end, code);
+    const step = weights[feature]!;
     if (cost + step > budget) break;
     cost += step;
-    inWord = alnum;
+    inWord = 0;
     i += feature >= EMOJI ? 2 : 1;
   }
   return { cost, end: i };

@@ -1,6 +1,13 @@
 /** The estimate's passes: the early-stopping fit check agrees with the full cost, exactly. */
 import { describe, expect, it } from 'vitest';
-import { BYTE_BOUND_WEIGHTS, CLASSES, costOf, costWithin } from '../../src/chunking/profile.js';
+import {
+  BYTE_BOUND_WEIGHTS,
+  CLASSES,
+  costOf,
+  costWithin,
+  estimate,
+  profileOf,
+} from '../../src/chunking/profile.js';
 import { randomDocument, seeded } from './generate.js';
 
 describe('costWithin', () => {
@@ -21,6 +28,21 @@ describe('costWithin', () => {
       ]) {
         expect(costWithin(text, weights, budget)).toBe(cost <= budget ? cost : undefined);
       }
+    }
+  });
+
+  it("costs what the text's class profile says, word starts included, whichever weights came before", () => {
+    const rand = seeded(29);
+    const weightSets = [
+      BYTE_BOUND_WEIGHTS,
+      ...Array.from({ length: 4 }, () => CLASSES.map(() => rand() * 3)),
+    ];
+    for (let n = 0; n < 400; n++) {
+      const text = randomDocument(rand);
+      // Weights alternate between objects, so a step table kept for one is never used for another.
+      const weights = weightSets[n % weightSets.length]!;
+      const expected = estimate(profileOf(text), weights);
+      expect(Math.abs(costOf(text, weights) - expected)).toBeLessThanOrEqual(1e-9 * Math.max(1, expected));
     }
   });
 });
