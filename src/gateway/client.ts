@@ -11,7 +11,7 @@
  * releases them. Keys live in #private fields (invisible to util.inspect and JSON) and are scrubbed
  * from every error.
  */
-import { Agent, DecoratorHandler, type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { DEFAULTS } from '../config/defaults.js';
 import type { Pacing } from '../domain.js';
 import { EmbedpipeError, UsageError } from '../errors.js';
@@ -43,6 +43,7 @@ import {
 } from './retry-after-gate.js';
 import type { GateKey, RetryAfterStore } from './retry-after-store.js';
 import { refuseClearTextKeys } from './transport.js';
+import { Agent, DecoratorHandler, request } from './undici-parts.js';
 import {
   type EmbeddingsRequestBody,
   MEMBERS_LIMIT_DEFAULT,
