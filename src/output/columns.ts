@@ -2,9 +2,9 @@
 import { openAsBlob } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { type Data, type Table, Type, tableFromIPC, type Vector } from 'apache-arrow';
-import * as pw from 'parquet-wasm';
 import { OutputError } from '../errors.js';
 import { messageOf } from './fs-errors.js';
+import { parquetWasm } from './parquet-wasm.js';
 import type { OutputFormat } from './part-file.js';
 import { EMBEDDING_COLUMN } from './table.js';
 
@@ -27,7 +27,7 @@ export async function readColumns(
 }
 
 async function parquetColumnsOnly(path: string, columns: readonly string[]): Promise<Table> {
-  const file = await pw.ParquetFile.fromFile(await openAsBlob(path));
+  const file = await parquetWasm().ParquetFile.fromFile(await openAsBlob(path));
   try {
     return tableFromIPC((await file.read({ columns: [...columns] })).intoIPCStream());
   } finally {
@@ -64,7 +64,7 @@ function parquetColumns(
   columns: readonly string[],
   rows?: { readonly offset: number; readonly limit: number },
 ): Table {
-  return tableFromIPC(pw.readParquet(bytes, rows).intoIPCStream()).select([...columns]);
+  return tableFromIPC(parquetWasm().readParquet(bytes, rows).intoIPCStream()).select([...columns]);
 }
 
 /** Any failure as an OutputError naming the file and the columns. */

@@ -14,8 +14,9 @@ import {
   Struct,
   tableFromIPC,
 } from 'apache-arrow';
-import * as pw from 'parquet-wasm';
+import type * as pw from 'parquet-wasm';
 import { OutputError } from '../errors.js';
+import { parquetWasm } from './parquet-wasm.js';
 import type { OutputFormat } from './part-file.js';
 
 /** Parquet files up to this size (parts) are read whole: much faster than a Blob's reads by row group. */
@@ -50,7 +51,7 @@ export function fileBatches(
 export function parquetWasmBatches(
   contents: Uint8Array,
 ): { fields: Field[]; batches: pw.RecordBatch[] } | undefined {
-  const table = pw.readParquet(contents);
+  const table = parquetWasm().readParquet(contents);
   try {
     if (table.numBatches === 0) return undefined;
     const fields = tableFromIPC(table.schema.intoIPCStream()).schema.fields;
@@ -62,12 +63,12 @@ export function parquetWasmBatches(
 
 async function* parquetBatches(path: string, contents?: Uint8Array): AsyncGenerator<RecordBatch> {
   if (contents) {
-    const table = tableFromIPC(pw.readParquet(contents).intoIPCStream());
+    const table = tableFromIPC(parquetWasm().readParquet(contents).intoIPCStream());
     if (table.batches.length === 0) yield emptyBatch(table.schema);
     yield* table.batches;
     return;
   }
-  const file = await pw.ParquetFile.fromFile(await openAsBlob(path));
+  const file = await parquetWasm().ParquetFile.fromFile(await openAsBlob(path));
   try {
     const meta = file.metadata();
     const groups = meta.numRowGroups();

@@ -7,8 +7,9 @@
  * shorter file: the caller must check the row count in the footer of what was written.
  */
 import { RecordBatch, Schema, Table, tableToIPC } from 'apache-arrow';
-import * as pw from 'parquet-wasm';
+import type * as pw from 'parquet-wasm';
 import { type ParquetCompression, type RowGroupLimits, writerProperties } from './parquet.js';
+import { parquetWasm } from './parquet-wasm.js';
 
 export interface ParquetStreamOptions {
   readonly compression: ParquetCompression;
@@ -72,7 +73,7 @@ export async function writeParquetStream(
   );
 
   try {
-    const output = await pw.transformParquetStream(
+    const output = await parquetWasm().transformParquetStream(
       source,
       writerProperties(metadata, options.compression, options.rowGroups),
     );
@@ -100,7 +101,7 @@ function withSchemaMetadata(batch: pw.RecordBatch, metadata: Map<string, string>
 
 /** A batch in wasm memory; the stream writer takes ownership of it. */
 function toWasm(batch: RecordBatch): pw.RecordBatch {
-  const table = pw.Table.fromIPCStream(tableToIPC(new Table([batch]), 'stream'));
+  const table = parquetWasm().Table.fromIPCStream(tableToIPC(new Table([batch]), 'stream'));
   try {
     const [wasmBatch] = table.recordBatches();
     if (!wasmBatch) throw new Error('a record batch did not survive the trip to wasm');

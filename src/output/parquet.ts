@@ -19,10 +19,11 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import { type Table, tableToIPC } from 'apache-arrow';
 import { parquetMetadata } from 'hyparquet';
-import * as pw from 'parquet-wasm';
+import type * as pw from 'parquet-wasm';
 import type { ChunkCodec } from './parquet-flat-column.js';
 import { SNAPPY, snappyCompressor, UNCOMPRESSED } from './parquet-format.js';
 import { writeParquetPart } from './parquet-part-writer.js';
+import { parquetWasm } from './parquet-wasm.js';
 import type { PartRows } from './rows.js';
 import { ID_COLUMN, INDEX_COLUMN, partTable, vectorTypesOf } from './table.js';
 
@@ -39,12 +40,17 @@ export interface ParquetOptions {
  */
 export const DEFAULT_PARQUET_COMPRESSION: ParquetCompression = 'snappy';
 
-const CODECS: Record<ParquetCompression, pw.Compression> = {
-  snappy: pw.Compression.SNAPPY,
-  zstd: pw.Compression.ZSTD,
-  lz4: pw.Compression.LZ4_RAW,
-  none: pw.Compression.UNCOMPRESSED,
-};
+/** parquet-wasm's codec for each compression. */
+function wasmCodec(compression: ParquetCompression): pw.Compression {
+  const { Compression } = parquetWasm();
+  const codecs: Record<ParquetCompression, pw.Compression> = {
+    snappy: Compression.SNAPPY,
+    zstd: Compression.ZSTD,
+    lz4: Compression.LZ4_RAW,
+    none: Compression.UNCOMPRESSED,
+  };
+  return codecs[compression];
+}
 
 /** The page codecs of the parts embedpipe writes itself; undefined: written through parquet-wasm. */
 function chunkCodec(compression: ParquetCompression): ChunkCodec | undefined {
@@ -96,12 +102,12 @@ function writeWithParquetWasm(
   const props = writerProperties(metadata, compression, rowGroups);
   let wasmTable: pw.Table;
   try {
-    wasmTable = pw.Table.fromIPCStream(ipc);
+    wasmTable = parquetWasm().Table.fromIPCStream(ipc);
   } catch (error) {
     props.free();
     throw error;
   }
-  return pw.writeParquet(wasmTable, props);
+  return parquetWasm().writeParquet(wasmTable, props);
 }
 
 /** A Parquet file's key-value metadata, read from its footer (the file is not read whole). */
@@ -186,14 +192,14 @@ export function writerProperties(
   compression: ParquetCompression,
   rowGroups?: RowGroupLimits,
 ): pw.WriterProperties {
-  let builder = new pw.WriterPropertiesBuilder()
-    .setCompression(CODECS[compression])
+  let builder = new (parquetWasm().WriterPropertiesBuilder)()
+    .setCompression(wasmCodec(compression))
     .setDictionaryEnabled(false)
-    .setEncoding(pw.Encoding.PLAIN)
-    .setStatisticsEnabled(pw.EnabledStatistics.None)
+    .setEncoding(parquetWasm().Encoding.PLAIN)
+    .setStatisticsEnabled(parquetWasm().EnabledStatistics.None)
     .setKeyValueMetadata(new Map(Object.entries(metadata)));
   for (const column of PRUNING_COLUMNS)
-    builder = builder.setColumnStatisticsEnabled(column, pw.EnabledStatistics.Chunk);
+    builder = builder.setColumnStatisticsEnabled(column, parquetWasm().EnabledStatistics.Chunk);
   if (rowGroups) builder = builder.setMaxRowGroupBytes(rowGroups.bytes).setMaxRowGroupSize(rowGroups.rows);
   return builder.build();
 }

@@ -9,12 +9,12 @@ import { openAsBlob } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Data, FixedSizeList, type Schema, type Table, tableFromIPC, type Vector } from 'apache-arrow';
-import * as pw from 'parquet-wasm';
 import { contentHash, imageContentHash } from '../content-hash.js';
 import { OutputError } from '../errors.js';
 import { plainUtf8, readColumns, utf8Values } from './columns.js';
 import { messageOf } from './fs-errors.js';
 import { hashKey, hashKeyAt } from './hash-key.js';
+import { parquetWasm } from './parquet-wasm.js';
 import type { OutputFormat } from './part-file.js';
 import { EMBEDDING_COLUMN, HASH_COLUMN, ID_COLUMN, IMAGE_COLUMNS, INDEX_COLUMN } from './table.js';
 
@@ -227,7 +227,7 @@ async function parquetKeys(
   path: string,
   columns: readonly string[],
 ): Promise<{ table: Table; schema: Schema }> {
-  const file = await pw.ParquetFile.fromFile(await openAsBlob(path));
+  const file = await parquetWasm().ParquetFile.fromFile(await openAsBlob(path));
   try {
     const schema = tableFromIPC(file.schema().intoIPCStream()).schema;
     const table = tableFromIPC((await file.read({ columns: [...columns] })).intoIPCStream());
