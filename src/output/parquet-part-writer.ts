@@ -100,6 +100,13 @@ export function writeParquetPart(
       ],
       [5, WireType.List, { elementType: WireType.Struct, items: keyValues }],
       [6, WireType.Binary, utf8(`${TOOL.name} version ${TOOL.version}`)],
+      // Every leaf in its type's own order (UTF-8 by unsigned bytes): without it, readers such as
+      // pyarrow take string min/max for the old signed-order kind and ignore them.
+      [
+        7,
+        WireType.List,
+        { elementType: WireType.Struct, items: chunks.map(() => struct([1, WireType.Struct, struct()])) },
+      ],
     ),
   );
   const tail = Buffer.allocUnsafe(footer.length + 8);

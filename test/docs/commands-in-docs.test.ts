@@ -575,6 +575,7 @@ describe('the commands the docs show', () => {
       '--max-inlined-bytecode-size-cumulative',
       '--max-inlined-bytecode-size',
       '--no-turbo-inlining',
+      '--heap-growing-percent',
     ];
     const known = new Set([...help.values()].flatMap((flags) => [...flags]));
     const unknown = PAGES.flatMap((page) =>

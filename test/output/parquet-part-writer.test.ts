@@ -216,6 +216,18 @@ describe('a part written by embedpipe', () => {
     },
   );
 
+  it("has the footer fields parquet-rs writes, each leaf's type-defined order included (pyarrow trusts string min/max only with it)", () => {
+    const rows = rowsOf({ rows: 20, dims: 4, seed: 17 });
+    const footer = (bytes: Uint8Array) => {
+      const length = new DataView(bytes.buffer, bytes.byteOffset + bytes.length - 8, 4).getUint32(0, true);
+      return readStruct(bytes.subarray(bytes.length - 8 - length, bytes.length - 8)).struct;
+    };
+    const [ours, reference] = [footer(encodeParquet(rows, {})), footer(wholeByParquetWasm(rows, {}))];
+    expect(ours.fields.map((f) => f.id)).toEqual(reference.fields.map((f) => f.id));
+    const orders = (struct: typeof ours) => JSON.stringify(struct.fields.find((f) => f.id === 7)?.value);
+    expect(orders(ours)).toBe(orders(reference));
+  });
+
   it('lays the column chunks out in schema order, one after another, as readers that read ranges expect', async () => {
     const rows = rowsOf({ rows: 300, dims: 24, seed: 9 });
     const bytes = Buffer.concat(encodeParquetPieces(rows, {}));
