@@ -151,8 +151,13 @@ export function prefixWithinCost(
  * word weight too. Kept per weights object: a run estimates with one or two.
  */
 function asciiSteps(weights: Weights): Float64Array {
+  // The same weights as the last call's, nearly always: no WeakMap lookup per text.
+  if (weights === lastSteps.weights) return lastSteps.steps;
   let steps = ASCII_STEPS.get(weights);
-  if (steps) return steps;
+  if (steps) {
+    lastSteps = { weights, steps };
+    return steps;
+  }
   steps = new Float64Array(256);
   for (let code = 0; code < 0x80; code++) {
     const feature = BMP_CLASS[code]!;
@@ -160,9 +165,14 @@ function asciiSteps(weights: Weights): Float64Array {
     steps[0x80 + code] = weights[feature]!;
   }
   ASCII_STEPS.set(weights, steps);
+  lastSteps = { weights, steps };
   return steps;
 }
 const ASCII_STEPS = new WeakMap<Weights, Float64Array>();
+let lastSteps: { weights: Weights | undefined; steps: Float64Array } = {
+  weights: undefined,
+  steps: new Float64Array(256),
+};
 
 /** 0x80 after an ASCII letter or digit (the next one continues a word), else 0. */
 const IN_WORD_AFTER = Uint8Array.from({ length: 0x80 }, (_, code) => (BMP_CLASS[code] === ALNUM ? 0x80 : 0));
