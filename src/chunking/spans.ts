@@ -36,7 +36,7 @@ export function splitIntoSpans(text: string, budget: number, weights: Weights): 
 /** How far back from a byte-exact hard cut to look for a cleaner place. */
 const CLEAN_CUT_LOOKBACK = 32;
 
-/** Made when first needed: creating the first segmenter loads ICU's break data (~20 ms, start-up). */
+/** Made when first needed: creating the first segmenter loads ICU's break data, a cost at every start-up. */
 let graphemes: Intl.Segmenter | undefined;
 
 class SpanSplitter {

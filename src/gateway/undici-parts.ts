@@ -1,7 +1,7 @@
 /**
  * The parts of undici the gateway client uses (an Agent, a handler to decorate, `request`), loaded
  * without undici's index: that loads every API undici has (fetch, WebSocket, cookies, mocks,
- * caches) and was ~15% of a one-document run's CPU (docs/benchmarks.md, "a ninth session").
+ * caches), a large share of a one-document run's CPU (docs/benchmarks.md, "a ninth session").
  * undici has no `exports` map, so these paths are what its index itself loads.
  */
 import type { Dispatcher } from 'undici';
