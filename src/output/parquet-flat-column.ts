@@ -14,6 +14,7 @@ import {
   PAGE_BYTES,
   type PageCompressor,
   REQUIRED,
+  utf8,
 } from './parquet-format.js';
 import { struct, type ThriftStruct, WireType } from './thrift-compact.js';
 
@@ -29,18 +30,14 @@ export function utf8SchemaElement(name: string, nullable: boolean): ThriftStruct
   return struct(
     [1, WireType.I32, BYTE_ARRAY],
     [3, WireType.I32, nullable ? OPTIONAL : REQUIRED],
-    [4, WireType.Binary, Buffer.from(name, 'utf8')],
+    [4, WireType.Binary, utf8(name)],
     [6, WireType.I32, CONVERTED_UTF8],
     [10, WireType.Struct, struct([1, WireType.Struct, struct()])],
   );
 }
 
 export function int32SchemaElement(name: string): ThriftStruct {
-  return struct(
-    [1, WireType.I32, INT32],
-    [3, WireType.I32, REQUIRED],
-    [4, WireType.Binary, Buffer.from(name, 'utf8')],
-  );
+  return struct([1, WireType.I32, INT32], [3, WireType.I32, REQUIRED], [4, WireType.Binary, utf8(name)]);
 }
 
 /**

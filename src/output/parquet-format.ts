@@ -26,6 +26,9 @@ export const UNCOMPRESSED = 0;
 export const SNAPPY = 1;
 const DATA_PAGE = 0;
 
+/** A name or key as Parquet's footer stores it. */
+export const utf8 = (text: string): Uint8Array => Buffer.from(text, 'utf8');
+
 /** Bytes of values per data page: about a megabyte, as parquet-rs and parquet-mr page by default. */
 export const PAGE_BYTES = 1 << 20;
 
@@ -80,7 +83,6 @@ export function dataPageHeader(
 /** The ColumnChunk of `chunk` starting at byte `start` of the file, as parquet-rs writes one. */
 export function columnChunk(chunk: ColumnChunkBytes, start: number): ThriftStruct {
   const i32List = (...items: number[]): ThriftList => ({ elementType: WireType.I32, items });
-  const utf8 = (text: string) => Buffer.from(text, 'utf8');
   const stats = chunk.statistics;
   const meta = struct(
     [1, WireType.I32, chunk.type],

@@ -17,7 +17,7 @@ import {
   utf8ColumnChunk,
   utf8SchemaElement,
 } from './parquet-flat-column.js';
-import { type ColumnChunkBytes, columnChunk } from './parquet-format.js';
+import { type ColumnChunkBytes, columnChunk, utf8 } from './parquet-format.js';
 import { vectorColumnChunk, vectorSchemaElements } from './parquet-vector-column.js';
 import type { PartRows } from './rows.js';
 import { IMAGE_COLUMNS, partSchema } from './table.js';
@@ -115,8 +115,6 @@ export function writeParquetPart(
   tail.set(MAGIC, footer.length + 4);
   return [MAGIC, ...chunks.flatMap((chunk) => chunk.pieces), tail];
 }
-
-const utf8 = (text: string): Uint8Array => Buffer.from(text, 'utf8');
 
 /**
  * The `ARROW:schema` value Arrow writers put in a Parquet file's metadata, so that readers get the

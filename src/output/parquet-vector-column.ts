@@ -20,10 +20,9 @@ import {
   REQUIRED,
   rleRun,
   UNCOMPRESSED,
+  utf8,
 } from './parquet-format.js';
 import { struct, type ThriftStruct, WireType } from './thrift-compact.js';
-
-const utf8 = (text: string): Uint8Array => Buffer.from(text, 'utf8');
 
 export interface VectorColumn {
   /** The column's name: its list group, `name.list.item` its leaf. */

@@ -192,14 +192,15 @@ export function writerProperties(
   compression: ParquetCompression,
   rowGroups?: RowGroupLimits,
 ): pw.WriterProperties {
-  let builder = new (parquetWasm().WriterPropertiesBuilder)()
+  const { WriterPropertiesBuilder, Encoding, EnabledStatistics } = parquetWasm();
+  let builder = new WriterPropertiesBuilder()
     .setCompression(wasmCodec(compression))
     .setDictionaryEnabled(false)
-    .setEncoding(parquetWasm().Encoding.PLAIN)
-    .setStatisticsEnabled(parquetWasm().EnabledStatistics.None)
+    .setEncoding(Encoding.PLAIN)
+    .setStatisticsEnabled(EnabledStatistics.None)
     .setKeyValueMetadata(new Map(Object.entries(metadata)));
   for (const column of PRUNING_COLUMNS)
-    builder = builder.setColumnStatisticsEnabled(column, parquetWasm().EnabledStatistics.Chunk);
+    builder = builder.setColumnStatisticsEnabled(column, EnabledStatistics.Chunk);
   if (rowGroups) builder = builder.setMaxRowGroupBytes(rowGroups.bytes).setMaxRowGroupSize(rowGroups.rows);
   return builder.build();
 }

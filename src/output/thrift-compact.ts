@@ -38,21 +38,6 @@ export interface ThriftStruct {
   readonly fields: ThriftField[];
 }
 
-export function field(struct: ThriftStruct, id: number): ThriftField | undefined {
-  return struct.fields.find((f) => f.id === id);
-}
-
-/** Sets field `id`, inserted in id order when absent. */
-export function setField(struct: ThriftStruct, id: number, type: WireType, value: ThriftValue): void {
-  const existing = field(struct, id);
-  if (existing) {
-    existing.value = value;
-    return;
-  }
-  const at = struct.fields.findIndex((f) => f.id > id);
-  struct.fields.splice(at < 0 ? struct.fields.length : at, 0, { id, type, value });
-}
-
 /** A struct from `[id, type, value]` triples; undefined values are left out. */
 export function struct(...fields: [number, WireType, ThriftValue | undefined][]): ThriftStruct {
   return {
