@@ -110,27 +110,32 @@ export class RunSizing implements ChunkSizing {
   /**
    * Before a document is planned: when it is rich in a feature no single input measured yet (a
    * script met after the calibration probes), measures a prefix of it at the gateway first, so its
-   * chunks are sized from evidence instead of the byte bound.
+   * chunks are sized from evidence instead of the byte bound. Undefined when there is nothing to
+   * measure (nearly every document): the caller awaits only a probe.
    */
-  async probeFor(document: Document): Promise<void> {
+  probeFor(document: Document): Promise<void> | undefined {
     const probe = this.#probe;
-    if (probe === undefined || this.#lazyProbes >= MAX_LAZY_PROBES) return;
+    if (probe === undefined || this.#lazyProbes >= MAX_LAZY_PROBES) return undefined;
     const measured = this.calibration.measured();
     // Most documents: all ASCII, and ASCII is measured (the common case costs one native call).
-    if (measured[0] && Buffer.byteLength(document.text) === document.text.length) return;
+    if (measured[0] && Buffer.byteLength(document.text) === document.text.length) return undefined;
     // Only a feature neither measured nor probed yet can be wanted: none left, nothing to look at.
     const open = (k: number) => !measured[k] && !this.#probed.has(k);
-    if (!CLASSES.some((_, k) => open(k))) return;
+    if (!CLASSES.some((_, k) => open(k))) return undefined;
     const text = prefixWithinBytes(
       document.text,
       Math.min(MAX_PROBE_BYTES, this.calibration.current.budgetTokens),
     );
-    if (text.length < 64) return;
+    if (text.length < 64) return undefined;
     const profile = profileOf(text);
     const wanted = featureShares(profile).findIndex((share, k) => open(k) && share >= MEASURED_SHARE);
-    if (wanted < 0) return;
+    if (wanted < 0) return undefined;
     this.#probed.add(wanted);
     this.#lazyProbes += 1;
+    return this.#learnFrom(probe, text, profile);
+  }
+
+  async #learnFrom(probe: Probe, text: string, profile: readonly number[]): Promise<void> {
     const tokens = await probe(text);
     if (tokens !== undefined)
       this.calibration.learnProbe({ profile, tokens, single: true }, this.#nextOrdinal);

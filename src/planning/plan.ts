@@ -212,7 +212,8 @@ export function plannedBatches(
         continue;
       }
       stats.documents += 1;
-      await sizing.probeFor(entry.document);
+      const probing = sizing.probeFor(document);
+      if (probing !== undefined) await probing;
       for (const chunk of sizing.plan(entry.document)) {
         stats.chunks += 1;
         stats.tokens += chunk.tokens;

@@ -9,6 +9,27 @@ const prose = (n: number) =>
 const sizing = (tokensPerByte: number) => sizingFor('m', 100, tokensPerByte, 110);
 
 describe('RunSizing', () => {
+  it('probes a document rich in a feature nothing measured, once; other documents need no await', async () => {
+    // At the byte bound: no feature measured yet. (A probe is a prefix of at most the budget's bytes.)
+    const s = sizingFor('m', 1000, 1, 1100);
+    const probed: string[] = [];
+    s.measureWith(async (text) => {
+      probed.push(text);
+      return Math.ceil(Buffer.byteLength(text) * 0.6);
+    });
+    const cjk = '中文文本测试内容'.repeat(60);
+    const probing = s.probeFor(document('a', cjk));
+    expect(probing).toBeInstanceOf(Promise);
+    await probing;
+    expect(probed.length).toBe(1);
+    expect(probed[0]!.startsWith('中文')).toBe(true);
+    expect(s.calibration.current.reason).toBe('probes');
+    // That feature is probed: nothing to await for it again, nor for a text too short to measure.
+    expect(s.probeFor(document('b', cjk))).toBeUndefined();
+    expect(s.probeFor(document('c', '中文'))).toBeUndefined();
+    expect(probed.length).toBe(1);
+  });
+
   it('plans each document with its epoch and estimates tokens from bytes', () => {
     const s = sizing(0.25);
     const chunks = s.plan(document('a', prose(20)));
