@@ -1,7 +1,7 @@
 /**
  * Bytes appended to one buffer that grows as needed and is kept: strings as UTF-8, written in
- * place (no buffer per string), and big-endian u32 lengths. What the spill's texts and the batch
- * ids' fields are laid out in.
+ * place (no buffer per string), and u32 lengths. What the spill's texts, the batch ids' fields and
+ * the Parquet parts' string values are laid out in.
  */
 export class Utf8Buffer {
   #buffer: Buffer;
@@ -20,12 +20,15 @@ export class Utf8Buffer {
     return written;
   }
 
-  /** Appends `text` after its UTF-8 byte length as a big-endian u32. */
-  writeLengthPrefixed(text: string): void {
+  /** Appends `text` after its UTF-8 byte length as a u32, big-endian unless asked; returns that length. */
+  writeLengthPrefixed(text: string, littleEndian = false): number {
     this.#reserve(4 + 3 * text.length);
     const at = this.#length;
     this.#length += 4;
-    this.#buffer.writeUInt32BE(this.writeUtf8(text), at);
+    const length = this.writeUtf8(text);
+    if (littleEndian) this.#buffer.writeUInt32LE(length, at);
+    else this.#buffer.writeUInt32BE(length, at);
+    return length;
   }
 
   /** What was appended since the last clear; valid until the next write. */

@@ -3,6 +3,8 @@
  * and int32s, PLAIN, in v1 data pages of about a megabyte, each page compressed whole by the
  * chunk's codec. What parquet-rs writes for the same Arrow columns with the settings of parquet.ts.
  */
+
+import { Utf8Buffer } from '../files/utf8-buffer.js';
 import {
   BYTE_ARRAY,
   type ChunkStatistics,
@@ -17,6 +19,9 @@ import {
   utf8,
 } from './parquet-format.js';
 import { struct, type ThriftStruct, WireType } from './thrift-compact.js';
+
+/** Where a column's PLAIN values are laid out (columns are encoded one at a time, synchronously). */
+const PLAIN_SCRATCH = new Utf8Buffer(1 << 20);
 
 export interface ChunkCodec {
   /** The ColumnMetaData codec value. */
@@ -52,12 +57,11 @@ export function utf8ColumnChunk(
   options: { nullable: boolean; statistics: boolean },
 ): ColumnChunkBytes {
   const lengths = new Int32Array(values.length);
-  // Room for any value's UTF-8 (at most 3 bytes a UTF-16 code unit), so each value is written in one
-  // pass, its length after it: measuring every string first cost as much again.
-  let room = 0;
-  for (const value of values) if (value !== null && value !== undefined) room += 4 + 3 * value.length;
-  const buffer = Buffer.allocUnsafe(room);
-  let total = 0;
+  // Each value and its length in one pass (measuring every string first cost as much again), in a
+  // buffer kept between columns, then copied out at its size: a fresh buffer with room for the
+  // worst case (3 bytes a UTF-16 code unit) per column left the allocator holes to fill.
+  const scratch = PLAIN_SCRATCH;
+  scratch.clear();
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
     if (value === null || value === undefined) {
@@ -65,12 +69,9 @@ export function utf8ColumnChunk(
       lengths[i] = -1;
       continue;
     }
-    const length = buffer.write(value, total + 4, 'utf8');
-    buffer.writeUInt32LE(length, total);
-    lengths[i] = length;
-    total += 4 + length;
+    lengths[i] = scratch.writeLengthPrefixed(value, true);
   }
-  const plain = buffer.subarray(0, total);
+  const plain = Buffer.from(scratch.bytes());
   const pages = new PageWriter(codec, options.nullable);
   let start = 0;
   let from = 0;

@@ -4,6 +4,7 @@ import { LineIndex } from '../../src/corpus/line-index.js';
 import { decodeUtf8 } from '../../src/corpus/utf8.js';
 import { withoutBom } from '../../src/files/bom.js';
 import { LineSplitter } from '../../src/files/lines.js';
+import { Utf8Buffer } from '../../src/files/utf8-buffer.js';
 import { fingerprint } from '../../src/fingerprint.js';
 
 /** `content` cut into chunks of `size` bytes. */
@@ -101,5 +102,25 @@ describe('utf8', () => {
     const out: Buffer[] = [];
     for await (const chunk of withoutBom(source())) out.push(chunk);
     expect(Buffer.concat(out).toString()).toBe('hello');
+  });
+});
+
+describe('Utf8Buffer', () => {
+  it('lays strings out after their UTF-8 length, big- or little-endian, growing past its first size', () => {
+    const buffer = new Utf8Buffer(8);
+    const texts = ['a', '', 'é漢😀', '\ud800', 'x'.repeat(100)];
+    expect(texts.map((text, i) => buffer.writeLengthPrefixed(text, i % 2 === 1))).toEqual(
+      texts.map((text) => Buffer.byteLength(text)),
+    );
+    const bytes = buffer.bytes();
+    let at = 0;
+    texts.forEach((text, i) => {
+      const length = i % 2 === 1 ? bytes.readUInt32LE(at) : bytes.readUInt32BE(at);
+      expect(bytes.toString('utf8', at + 4, at + 4 + length)).toBe(Buffer.from(text).toString());
+      at += 4 + length;
+    });
+    expect(at).toBe(bytes.length);
+    buffer.clear();
+    expect(buffer.bytes().length).toBe(0);
   });
 });
