@@ -25,6 +25,26 @@ function embedded(batchId: string, texts: string[], dims = 3): EmbeddedBatch {
 const segments = async (dir: string) => (await readdir(join(dir, SPILL_DIR))).sort();
 
 describe('the spill', () => {
+  it('keeps every field of a chunk, an image included', async () => {
+    const dir = await tempFolder('embedpipe-spill-');
+    const spill = await SpillLog.open(dir);
+    const plain = embedded('p', ['a caption', 'no image']);
+    const image = {
+      kind: 'file' as const,
+      source: 'cats/1.png',
+      path: '/data/cats/1.png',
+      mime: 'image/png' as const,
+      bytes: 1234,
+      sha256: 'f'.repeat(64),
+      urlBytes: 1700,
+    };
+    const withImage = { ...plain, chunks: [{ ...plain.chunks[0]!, image }, plain.chunks[1]!] };
+    await spill.append({ plannedChunks: 2, embedded: withImage });
+    const [read] = await readSpill(dir);
+    expect(read!.embedded).toEqual(withImage);
+    expect(read!.embedded.chunks[1]).not.toHaveProperty('image');
+  });
+
   it('reads back every batch appended, vectors and accounting exact (CJK, emoji, RTL texts)', async () => {
     const dir = await tempFolder('embedpipe-spill-');
     const spill = await SpillLog.open(dir);
