@@ -119,20 +119,14 @@ export function writeParquetPart(
 /**
  * The `ARROW:schema` value Arrow writers put in a Parquet file's metadata, so that readers get the
  * Arrow types back (fixed_size_list, not list): base64 of the IPC schema message, with its
- * continuation marker and length, as the first message of an IPC stream has it. The parts of a run
- * share one schema: the last one is kept (building it through Arrow cost more than a part's ids).
+ * continuation marker and length, as the first message of an IPC stream has it. (It carries the
+ * part's metadata, its batch records among them: one per part.)
  */
 function arrowSchemaOf(rows: PartRows, metadata: Record<string, string>): string {
-  const key = `${rows.dims}\0${rows.images !== undefined}\0${JSON.stringify(metadata)}`;
-  if (lastArrowSchema?.key === key) return lastArrowSchema.value;
   const stream = tableToIPC(
     new Table(partSchema(rows.dims, metadata, rows.images !== undefined, [])),
     'stream',
   );
   const length = new DataView(stream.buffer, stream.byteOffset + 4, 4).getInt32(0, true);
-  const value = Buffer.from(stream.buffer, stream.byteOffset, 8 + length).toString('base64');
-  lastArrowSchema = { key, value };
-  return value;
+  return Buffer.from(stream.buffer, stream.byteOffset, 8 + length).toString('base64');
 }
-
-let lastArrowSchema: { readonly key: string; readonly value: string } | undefined;
