@@ -58,8 +58,8 @@ export function utf8ColumnChunk(
 ): ColumnChunkBytes {
   const lengths = new Int32Array(values.length);
   // Each value and its length in one pass (measuring every string first cost as much again), in a
-  // buffer kept between columns, then copied out at its size: a fresh buffer with room for the
-  // worst case (3 bytes a UTF-16 code unit) per column left the allocator holes to fill.
+  // buffer kept between columns: a fresh buffer with room for the worst case (3 bytes a UTF-16 code
+  // unit) per column left the allocator holes to fill.
   const scratch = PLAIN_SCRATCH;
   scratch.clear();
   for (let i = 0; i < values.length; i++) {
@@ -71,7 +71,8 @@ export function utf8ColumnChunk(
     }
     lengths[i] = scratch.writeLengthPrefixed(value, true);
   }
-  const plain = Buffer.from(scratch.bytes());
+  // Compressed pages keep nothing of it; pages stored as they are would: then a copy at its size.
+  const plain = codec.compress ? scratch.bytes() : Buffer.from(scratch.bytes());
   const pages = new PageWriter(codec, options.nullable);
   let start = 0;
   let from = 0;
@@ -147,9 +148,10 @@ function byteStatistics(plain: Buffer, lengths: Int32Array): ChunkStatistics | u
     }
   }
   if (min < 0) return undefined;
+  // Copies: `plain` may be the scratch the next column overwrites.
   return {
-    min: plain.slice(min, min + minLength),
-    max: plain.slice(max, max + maxLength),
+    min: Buffer.from(plain.subarray(min, min + minLength)),
+    max: Buffer.from(plain.subarray(max, max + maxLength)),
     legacy: false,
   };
 }

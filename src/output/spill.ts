@@ -198,27 +198,19 @@ function encode({ plannedChunks, embedded }: SpilledBatch, scratch: Utf8Buffer):
 }
 
 /**
- * A chunk as the json holds it: every field but its text (which follows the json as UTF-8), picked
- * by name: an object rest per chunk cost more than serializing it. SPILLED_FIELDS makes a field
- * added to Chunk a build error until it is added here.
+ * Every field of a chunk but its text, each one present (an absent image as undefined, which JSON
+ * drops): a field added to Chunk is a build error in spilledFields until it is picked there.
  */
-function spilledFields(chunk: Chunk): Omit<Chunk, 'text'> {
-  const { documentId, index, start, end, bytes, tokens, hash, image } = chunk;
-  const fields = { documentId, index, start, end, bytes, tokens, hash };
-  return image === undefined ? fields : { ...fields, image };
-}
+type SpilledChunk = { readonly [K in Exclude<keyof Chunk, 'text'>]-?: Chunk[K] | undefined };
 
-const SPILLED_FIELDS = {
-  documentId: true,
-  index: true,
-  start: true,
-  end: true,
-  bytes: true,
-  tokens: true,
-  hash: true,
-  image: true,
-} as const satisfies Record<Exclude<keyof Chunk, 'text'>, true>;
-void SPILLED_FIELDS;
+/**
+ * A chunk as the json holds it (its text follows the json as UTF-8), picked by name: an object rest
+ * per chunk cost more than serializing it.
+ */
+function spilledFields(chunk: Chunk): SpilledChunk {
+  const { documentId, index, start, end, bytes, tokens, hash, image } = chunk;
+  return { documentId, index, start, end, bytes, tokens, hash, image };
+}
 
 /**
  * The vectors' bytes as few buffers as they allow: the vectors of one answer are views of one
