@@ -7,7 +7,7 @@
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
 import { stripBom } from '../files/bom.js';
-import { LineSplitter, type RawLine } from '../files/lines.js';
+import { LineSplitter, type RawLine, type TextLine } from '../files/lines.js';
 import { audioRowEntry } from './audio.js';
 import type { FileReadOptions } from './entries.js';
 import { Reason, reject, toEntry } from './entries.js';
@@ -40,8 +40,10 @@ const MAX_FIELDS = 200;
 export async function* readJsonl(options: JsonlReadOptions): AsyncGenerator<CorpusEntry> {
   const lines = new LineSplitter(options.maxLineBytes);
   const fields = new FieldCheck(options);
+  // An ASCII-compatible decoding reads valid UTF-8 as UTF-8 (corpus/utf8.ts): such lines come decoded.
+  const text = (options.decoding ?? UTF8).asciiCompatible;
   for await (const chunk of inputBytes(options.path, options.file, options.onBytes, LARGE_READS)) {
-    for (const line of lines.push(chunk)) {
+    for (const line of text ? lines.pushText(chunk) : lines.push(chunk)) {
       const entry = lineToEntry(line, options, fields);
       if (entry === undefined || fields.hold(entry)) continue;
       if (fields.holds) yield* fields.release();
@@ -167,20 +169,15 @@ class FieldCheck {
 
 /** The entry for one line (a promise when the row names an image to read), or undefined for a blank line. */
 function lineToEntry(
-  line: RawLine,
+  line: RawLine | TextLine,
   options: JsonlReadOptions,
   fields: FieldCheck,
 ): CorpusEntry | Promise<CorpusEntry> | undefined {
   const { file } = options;
   const { number } = line;
-  if (line.bytes === undefined) return reject(file, number, Reason.tooLarge(line.size, options.maxLineBytes));
-  const bytes = number === 1 ? stripBom(line.bytes) : line.bytes;
-  if (isBlank(bytes)) return undefined;
-
-  const decoding = options.decoding ?? UTF8;
-  const json = decoding.decode(bytes);
-  // The line as in the file (BOM included), so the offset is the one an editor shows.
-  if (json === undefined) return reject(file, number, decoding.problem(line.bytes, 'the line'));
+  const json = 'text' in line ? lineText(line) : decodeLine(line, options);
+  if (json === undefined) return undefined;
+  if (typeof json !== 'string') return json;
   let value: unknown;
   try {
     value = JSON.parse(json);
@@ -229,6 +226,24 @@ function lineToEntry(
   return toEntry(options.ids, file, number, id, text);
 }
 
+/** A decoded line's JSON text (a leading BOM dropped from the first), or undefined when blank. */
+function lineText({ number, text }: TextLine): string | undefined {
+  const json = number === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  return isBlankText(json) ? undefined : json;
+}
+
+/** A raw line's JSON text, undefined when blank, or the reject when it is too long or does not decode. */
+function decodeLine(line: RawLine, options: JsonlReadOptions): string | CorpusEntry | undefined {
+  const { file } = options;
+  const { number } = line;
+  if (line.bytes === undefined) return reject(file, number, Reason.tooLarge(line.size, options.maxLineBytes));
+  const bytes = number === 1 ? stripBom(line.bytes) : line.bytes;
+  if (isBlank(bytes)) return undefined;
+  const decoding = options.decoding ?? UTF8;
+  // The line as in the file (BOM included), so the offset is the one an editor shows.
+  return decoding.decode(bytes) ?? reject(file, number, decoding.problem(line.bytes, 'the line'));
+}
+
 /**
  * A JSON id as a document id: a string as is, a safe integer as its decimal digits (123 → "123"),
  * so the same document has the same id whichever way an export wrote it (ids key duplicate
@@ -265,6 +280,15 @@ function isGiven(value: unknown): boolean {
 function isBlank(bytes: Uint8Array): boolean {
   for (const byte of bytes) {
     if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
+  }
+  return true;
+}
+
+/** isBlank of a decoded line. */
+function isBlankText(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code !== 0x20 && code !== 0x09 && code !== 0x0d) return false;
   }
   return true;
 }

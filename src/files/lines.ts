@@ -3,11 +3,23 @@
  * each line can be validated on its own. Each line is copied once (no quadratic concatenation for
  * lines spanning many chunks), and a line longer than the limit is skipped without being held.
  */
+import { isUtf8 } from 'node:buffer';
+
 export interface RawLine {
   /** 1-based line number. */
   readonly number: number;
   /** The line's bytes without its line break, or undefined when it was longer than the limit. */
   readonly bytes: Buffer | undefined;
+  /** The line's length in bytes. */
+  readonly size: number;
+}
+
+/** A line already decoded as UTF-8 (see LineSplitter.pushText). */
+export interface TextLine {
+  /** 1-based line number. */
+  readonly number: number;
+  /** The line's text without its line break. */
+  readonly text: string;
   /** The line's length in bytes. */
   readonly size: number;
 }
@@ -33,6 +45,37 @@ export class LineSplitter {
     for (let lf = chunk.indexOf(LF); lf !== -1; lf = chunk.indexOf(LF, start)) {
       this.#append(chunk.subarray(start, lf));
       yield this.#take();
+      start = lf + 1;
+    }
+    this.#append(chunk.subarray(start));
+  }
+
+  /**
+   * As push, but the lines that lie whole in `chunk` come decoded when the chunk's complete lines
+   * are valid UTF-8 (checked once per chunk): one native decode a line, no Buffer nor line copy per
+   * line. Any other line (begun in an earlier chunk, over the limit, or in a chunk holding invalid
+   * UTF-8) comes as bytes, for the caller's decoder to read or name the bad byte.
+   */
+  *pushText(chunk: Buffer): Generator<RawLine | TextLine> {
+    let start = 0;
+    let lf = chunk.indexOf(LF);
+    if (lf !== -1 && (this.#size > 0 || this.#tooLong)) {
+      this.#append(chunk.subarray(0, lf));
+      yield this.#take();
+      start = lf + 1;
+      lf = chunk.indexOf(LF, start);
+    }
+    const valid = lf !== -1 && isUtf8(chunk.subarray(start, chunk.lastIndexOf(LF)));
+    for (; lf !== -1; lf = chunk.indexOf(LF, start)) {
+      const size = lf - start;
+      if (valid && size <= this.#maxLineBytes) {
+        const end = size > 0 && chunk[lf - 1] === CR ? lf - 1 : lf;
+        this.#number += 1;
+        yield { number: this.#number, text: chunk.toString('utf8', start, end), size };
+      } else {
+        this.#append(chunk.subarray(start, lf));
+        yield this.#take();
+      }
       start = lf + 1;
     }
     this.#append(chunk.subarray(start));

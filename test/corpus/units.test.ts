@@ -56,6 +56,44 @@ describe('LineSplitter', () => {
     ]);
   });
 
+  it.each([1, 2, 3, 5, 7, 64])(
+    'pushText gives the same lines as push at chunk size %i, decoded where whole and valid',
+    (size) => {
+      const mixed = Buffer.concat([
+        Buffer.from('\ufeff{"a":"é"}\r\nCJK 漢字 🙂\n\n'),
+        Buffer.from([0x62, 0x61, 0x64, 0xff, 0x0a]),
+        Buffer.from('  \t\r\nlong line here\nlast'),
+      ]);
+      const expected = new LineSplitter(8);
+      const byBytes = chunks(mixed, size).flatMap((chunk) => [...expected.push(chunk)]);
+      byBytes.push(...expected.end());
+      const splitter = new LineSplitter(8);
+      const byText = chunks(mixed, size).flatMap((chunk) => [...splitter.pushText(chunk)]);
+      byText.push(...splitter.end());
+      const asText = (line: (typeof byText)[number]) =>
+        'text' in line ? line.text : line.bytes && decodeUtf8(line.bytes);
+      expect(byText.map((line) => [line.number, line.size, asText(line)])).toEqual(
+        byBytes.map((line) => [line.number, line.size, line.bytes && decodeUtf8(line.bytes)]),
+      );
+      // The bad line never comes decoded; in one chunk with it, no line does.
+      const decoded = byText.filter((line) => 'text' in line).map((line) => line.number);
+      expect(decoded).not.toContain(4);
+      if (size === 64) expect(decoded).toEqual([]);
+    },
+  );
+
+  it('pushText decodes each whole line of a valid chunk within the limit (CR dropped, BOM left to the reader)', () => {
+    const splitter = new LineSplitter(8);
+    const lines = [...splitter.pushText(Buffer.from('\ufeffé\r\n\nover the limit\n🙂\nrest'))];
+    expect(lines).toEqual([
+      { number: 1, text: '\ufeffé', size: 6 },
+      { number: 2, text: '', size: 0 },
+      { number: 3, bytes: undefined, size: 14 },
+      { number: 4, text: '🙂', size: 4 },
+    ]);
+    expect([...splitter.end()]).toEqual([{ number: 5, bytes: Buffer.from('rest'), size: 4 }]);
+  });
+
   it('reports an over-long line by size only', () => {
     const splitter = new LineSplitter(4);
     const lines = [...splitter.push(Buffer.from('12345678\nok\n'))];
