@@ -15,10 +15,14 @@
  *   (with the new evidence) and opens a new epoch; so does a rejection naming a count, or a single
  *   input whose usage reached the context length (it was cut: its real count is higher).
  *
- * Epochs start at a document ordinal: documents planned before a change keep their weights, so a
- * re-run given the same epochs plans the same chunks and resumes.
+ * Epochs start at a document: documents planned before a change keep their weights, so a re-run
+ * given the same epochs plans the same chunks and resumes (epoch-replay.ts places them by document
+ * id, so a corpus edited before an epoch's start does not move it).
  */
+import { type CalibrationEpoch, EpochReplay } from './epoch-replay.js';
 import { BYTE_BOUND_WEIGHTS, CLASS_COUNT, estimate, profileOf, type Weights } from './profile.js';
+
+export type { CalibrationEpoch };
 
 /** The most a fitted weight may be: twice the byte bound (4 tokens for a word start). */
 const FIT_CEILING: Weights = BYTE_BOUND_WEIGHTS.map((w) => (w === 0 ? 4 : 2 * w));
@@ -30,17 +34,6 @@ const FIT_CEILING: Weights = BYTE_BOUND_WEIGHTS.map((w) => (w === 0 ? 4 : 2 * w)
 export const MEASURED_SHARE = 0.5;
 /** ASCII features (alnum, word, symbol, space): measured together. */
 export const ASCII_FEATURES = 4;
-
-export interface CalibrationEpoch {
-  /** Ordinal (0-based, in corpus order) of the first document planned with this epoch. */
-  readonly fromDocument: number;
-  /** Gateway tokens per character of each class (see profile.ts), an upper envelope. */
-  readonly weights: Weights;
-  /** Gateway tokens per chunk: the run's budget, lower once a rejection named a smaller limit. */
-  readonly budgetTokens: number;
-  /** Why it changed: "prior", "probes", "usage", "rejection", "cut", "limit". */
-  readonly reason: string;
-}
 
 export interface CalibrationState {
   readonly version: 2;
@@ -80,6 +73,11 @@ export class TokenCalibration {
   readonly model: string;
   readonly budgetTokens: number;
   readonly #epochs: CalibrationEpoch[];
+  /** How many of #epochs the run started from (the rest it opened). */
+  #restoredCount: number;
+  #replay: EpochReplay;
+  /** The placement last persisted (takeChange), as JSON; at first, the restored one. */
+  #savedPlacement: string;
   readonly #singles: TokenObservation[];
   readonly #batches: TokenObservation[] = [];
   #changed = false;
@@ -101,6 +99,9 @@ export class TokenCalibration {
       epochs && epochs.length > 0
         ? [...epochs]
         : [{ fromDocument: 0, weights: BYTE_BOUND_WEIGHTS, budgetTokens, reason: 'prior' }];
+    this.#restoredCount = this.#epochs.length;
+    this.#replay = new EpochReplay(this.#epochs);
+    this.#savedPlacement = JSON.stringify(this.#epochs);
   }
 
   /** A state persisted by an earlier run, when it was made for the same model and budget. */
@@ -126,12 +127,9 @@ export class TokenCalibration {
     return this.#epochs.at(-1)!;
   }
 
-  /** The epoch a document is planned with. */
-  epochFor(documentOrdinal: number): CalibrationEpoch {
-    for (let i = this.#epochs.length - 1; i > 0; i--) {
-      if (this.#epochs[i]!.fromDocument <= documentOrdinal) return this.#epochs[i]!;
-    }
-    return this.#epochs[0]!;
+  /** The epoch a document is planned with; called once per document, in corpus order. */
+  epochFor(documentOrdinal: number, documentId: string): CalibrationEpoch {
+    return this.#replay.epochFor(documentOrdinal, documentId, this.#epochs, this.#restoredCount);
   }
 
   /** The current estimate of a text's gateway tokens. */
@@ -155,6 +153,9 @@ export class TokenCalibration {
       budgetTokens,
       reason: 'probes',
     });
+    // Before any document is planned: the run starts from this epoch.
+    this.#restoredCount = 1;
+    this.#replay = new EpochReplay(this.#epochs);
     this.#changed = true;
   }
 
@@ -189,10 +190,15 @@ export class TokenCalibration {
     return true;
   }
 
-  /** True once since the last call when the epochs changed (the caller persists them). */
+  /**
+   * True once since the last call when the epochs changed, or where this run's documents place them
+   * (the caller persists them: the next run replays them by those documents).
+   */
   takeChange(): boolean {
-    const changed = this.#changed;
+    const placement = JSON.stringify(this.#placed());
+    const changed = this.#changed || placement !== this.#savedPlacement;
     this.#changed = false;
+    this.#savedPlacement = placement;
     return changed;
   }
 
@@ -201,7 +207,7 @@ export class TokenCalibration {
       version: 2,
       model: this.model,
       budgetTokens: this.budgetTokens,
-      epochs: [...this.#epochs],
+      epochs: this.#placed(),
       singles: [...this.#singles],
       ...(this.#maxInputs !== undefined ? { maxInputs: this.#maxInputs } : {}),
     };
@@ -219,12 +225,19 @@ export class TokenCalibration {
     this.#changed = true;
   }
 
+  #placed(): CalibrationEpoch[] {
+    return this.#replay.placed(this.#epochs.slice(this.#restoredCount));
+  }
+
   #open(epoch: CalibrationEpoch, nextDocument: number): void {
+    const { after: _after, first: _first, ...weights } = epoch;
+    // An epoch this run opened that no document was planned with yet is replaced. (A restored
+    // epoch's ordinal is the earlier run's: it says nothing of this run's documents.)
     const last = this.current;
-    const fromDocument = Math.max(nextDocument, last.fromDocument);
-    // No document was planned with the last epoch yet: replace it.
-    if (fromDocument === last.fromDocument) this.#epochs.pop();
-    this.#epochs.push({ ...epoch, fromDocument });
+    const opened = this.#epochs.length > this.#restoredCount;
+    const fromDocument = opened ? Math.max(nextDocument, last.fromDocument) : nextDocument;
+    if (opened && fromDocument === last.fromDocument) this.#epochs.pop();
+    this.#epochs.push({ ...weights, fromDocument });
     this.#changed = true;
   }
 

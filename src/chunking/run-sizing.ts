@@ -144,7 +144,7 @@ export class RunSizing implements ChunkSizing {
   /** Chunks of the next document in corpus order, sized by its epoch. */
   plan(document: Document): Chunk[] {
     const ordinal = this.#nextOrdinal++;
-    const epoch = this.calibration.epochFor(ordinal);
+    const epoch = this.calibration.epochFor(ordinal, document.id);
     const chunks = this.#chunk(document, epoch);
     if (chunks.length > 0) this.#open.set(document.id, { document, ordinal, pending: chunks.length });
     for (const chunk of chunks) this.#plannedIn.set(chunk, epoch);
@@ -159,7 +159,7 @@ export class RunSizing implements ChunkSizing {
   planImage(document: Document, imageTokens: number): Chunk | string {
     const { image, text } = document;
     if (image === undefined) throw new Error(`planImage: document ${document.id} has no image`);
-    const epoch = this.calibration.epochFor(this.#nextOrdinal++);
+    const epoch = this.calibration.epochFor(this.#nextOrdinal++, document.id);
     const tokens = Math.ceil(costOf(text, epoch.weights)) + imageTokens;
     if (tokens > epoch.budgetTokens) return Reason.captionTooLong(tokens, epoch.budgetTokens);
     return {

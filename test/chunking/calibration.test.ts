@@ -64,8 +64,8 @@ describe('TokenCalibration', () => {
     expect(calibration.epochs.map((e) => e.fromDocument)).toEqual([0, 10]);
     expect(calibration.estimate(PROSE + CODE)).toBeGreaterThanOrEqual(gatewayCount(PROSE + CODE));
     // Documents planned before the change keep their epoch: a re-run plans them the same way.
-    expect(calibration.epochFor(9)).toBe(before);
-    expect(calibration.epochFor(10)).toBe(calibration.current);
+    expect(calibration.epochFor(9, 'd9')).toBe(before);
+    expect(calibration.epochFor(10, 'd10')).toBe(calibration.current);
     // Evidence only raises the envelope.
     calibration.current.weights.forEach((w, k) => {
       expect(w).toBeGreaterThanOrEqual(before.weights[k]!);
@@ -110,5 +110,101 @@ describe('TokenCalibration', () => {
     );
     // 3 letters in 2 words, 1 symbol, 1 space, é, 中, 😀.
     expect(estimate(profileOf('ab c!é中😀'), weights)).toBe(0.75 + 1 + 1 + 0 + 1 + 1 + 1);
+  });
+
+  describe('epochs replayed by document id', () => {
+    const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+    /** A run over `corpus` that opens an epoch (code met) before planning `opensAt`: its saved state. */
+    const firstRun = (corpus: readonly string[], opensAt: number) => {
+      const calibration = new TokenCalibration('m', 1000);
+      calibration.calibrate([seen(PROSE, gatewayCount(PROSE))]);
+      corpus.forEach((id, ordinal) => {
+        if (ordinal === opensAt) calibration.observe(seen(CODE, gatewayCount(CODE)), ordinal);
+        calibration.epochFor(ordinal, id);
+      });
+      return JSON.parse(JSON.stringify(calibration.state()));
+    };
+    /** Which saved epoch (by index) each document of `corpus` is planned with in the next run. */
+    const replay = (state: unknown, corpus: readonly string[]) => {
+      const next = TokenCalibration.restore(state as never, 'm', 1000);
+      return Object.fromEntries(corpus.map((id, i) => [id, next.epochs.indexOf(next.epochFor(i, id))]));
+    };
+    const night1 = ids('d', 20);
+    const state = firstRun(night1, 12);
+
+    it('saves where each epoch starts: after which document, and its first documents', () => {
+      expect(state.epochs.map((e: { fromDocument: number }) => e.fromDocument)).toEqual([0, 12]);
+      expect(state.epochs[1]).toMatchObject({ after: 'd11', first: ids('d', 20).slice(12, 20) });
+      expect(state.epochs[0].after).toBeUndefined();
+      expect(state.epochs[0].first).toBeUndefined();
+    });
+
+    it('keeps every unchanged document in its epoch when documents are inserted or deleted before', () => {
+      const expected = (corpus: readonly string[]) =>
+        Object.fromEntries(
+          corpus.filter((id) => night1.includes(id)).map((id) => [id, Number(id.slice(1)) >= 12 ? 1 : 0]),
+        );
+      const inserted = [...ids('new', 3), ...night1];
+      const deleted = night1.filter((id) => id !== 'd3' && id !== 'd4' && id !== 'd5' && id !== 'd7');
+      for (const corpus of [inserted, deleted]) {
+        const planned = replay(state, corpus);
+        expect(Object.fromEntries(Object.entries(planned).filter(([id]) => night1.includes(id)))).toEqual(
+          expected(corpus),
+        );
+      }
+    });
+
+    it('finds the start without the document before it, or without its first ones', () => {
+      const withoutAfter = night1.filter((id) => id !== 'd11');
+      expect(replay(state, withoutAfter)['d12']).toBe(1);
+      expect(replay(state, withoutAfter)['d10']).toBe(0);
+      const withoutFirst = night1.filter((id) => Number(id.slice(1)) < 12 || Number(id.slice(1)) > 15);
+      expect(replay(state, withoutFirst)['d16']).toBe(1);
+      // A new document right after `after` is in the later epoch: a fresh run could plan it either way.
+      const insertedAtStart = [...night1.slice(0, 12), 'new', ...night1.slice(12)];
+      expect(replay(state, insertedAtStart)).toMatchObject({ d11: 0, new: 1, d12: 1 });
+    });
+
+    it('saves the epochs as this run placed them, for the next', () => {
+      const night2 = [...ids('new', 3), ...night1];
+      const next = TokenCalibration.restore(state, 'm', 1000);
+      for (const [i, id] of night2.entries()) next.epochFor(i, id);
+      expect(next.takeChange()).toBe(true);
+      expect(next.state().epochs[1]).toMatchObject({
+        fromDocument: 15,
+        after: 'd11',
+        first: night1.slice(12),
+      });
+      expect(next.takeChange()).toBe(false);
+      // Resumed from a state saved mid-run, the same corpus plans the same.
+      const partial = TokenCalibration.restore(state, 'm', 1000);
+      for (const [i, id] of night1.slice(0, 14).entries()) partial.epochFor(i, id);
+      const saved = JSON.parse(JSON.stringify(partial.state()));
+      expect(replay(saved, night1)).toEqual(replay(state, night1));
+    });
+
+    it('starts an epoch saved without ids (an older version) at its ordinal', () => {
+      const old = {
+        ...state,
+        epochs: state.epochs.map(({ after: _a, first: _f, ...epoch }: Record<string, unknown>) => epoch),
+      };
+      const planned = replay(old, [...ids('new', 3), ...night1]);
+      expect([planned['d8'], planned['d9']]).toEqual([0, 1]);
+    });
+
+    it('plans by an epoch this run opens from its document on; one opened after the last starts after it', () => {
+      const next = TokenCalibration.restore(state, 'm', 1000);
+      for (const [i, id] of night1.slice(0, 5).entries()) next.epochFor(i, id);
+      next.observe(seen(CODE, gatewayCount(CODE) * 2), 5, 'rejection');
+      const opened = next.current;
+      for (const [i, id] of night1.slice(5).entries()) expect(next.epochFor(5 + i, id)).toBe(opened);
+      expect(next.state().epochs.map((e) => [e.fromDocument, e.reason, e.after])).toEqual([
+        [0, 'probes', undefined],
+        [5, 'rejection', 'd4'],
+      ]);
+      next.observe(seen(CODE, gatewayCount(CODE) * 4), 20, 'rejection');
+      expect(next.state().epochs.at(-1)).toMatchObject({ fromDocument: 20, after: 'd19' });
+      expect(next.state().epochs.at(-1)?.first).toBeUndefined();
+    });
   });
 });

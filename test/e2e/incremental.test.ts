@@ -195,6 +195,67 @@ describe('a re-run of an unchanged corpus', () => {
   });
 });
 
+describe('a corpus edited before a script it first meets mid-corpus', () => {
+  it('re-plans no unchanged document (its epoch is found by id), and equals a fresh run row for row', {
+    timeout: 120_000,
+  }, async () => {
+    const rand = seeded(23);
+    const pick = (n: number, from: number, span: number) =>
+      Array.from({ length: n }, () => String.fromCharCode(from + Math.floor(rand() * span))).join('');
+    const english = () => longDocument(rand, 1);
+    // Long paragraphs of English and Chinese: cut at the budget, differently under each epoch's weights.
+    const mixed = () =>
+      Array.from(
+        { length: 12 },
+        () => `${longDocument(rand, 1).slice(0, 150)} ${pick(45, 0x4e00, 2000)}。`,
+      ).join('\n\n');
+    // The probe window (the first 256) holds no Chinese: the first document rich in it is probed
+    // lazily, and an epoch starts there.
+    const night1: Doc[] = [
+      ...Array.from({ length: 300 }, (_, i) => ({ id: `en-${i}`, text: english() })),
+      ...Array.from({ length: 20 }, (_, i) => ({ id: `mixed-a${i}`, text: mixed() })),
+      { id: 'chinese', text: pick(300, 0x4e00, 2000) },
+      ...Array.from({ length: 20 }, (_, i) => ({ id: `mixed-b${i}`, text: mixed() })),
+    ];
+    // Five documents inserted and two deleted past the window, before the epoch's start.
+    const added = Array.from({ length: 5 }, (_, i) => ({ id: `new-${i}`, text: english() }));
+    const night2 = [...night1.slice(0, 280), ...added, ...night1.slice(280, 290), ...night1.slice(292)];
+    const paths = [join(root, 'script-1.jsonl'), join(root, 'script-2.jsonl')];
+    await writeJsonl(paths[0]!, night1);
+    await writeJsonl(paths[1]!, night2);
+    const args = (input: string, out: string) => [
+      'run',
+      '--emulator',
+      '--input',
+      input,
+      '--model',
+      'emu/embed-small',
+      '--out',
+      out,
+      '--json',
+    ];
+    const out = join(root, 'script-epochs');
+
+    const r1 = await runCli(args(paths[0]!, out));
+    expect(r1.code, r1.stderr).toBe(0);
+    const epochs = JSON.parse(await readFile(join(out, '_calibration.json'), 'utf8')).epochs;
+    expect(epochs.map((e: { after?: string }) => e.after)).toEqual([undefined, 'mixed-a19']);
+
+    const r2 = await runCli(args(paths[1]!, out));
+    expect(r2.code, r2.stderr).toBe(0);
+    const s2 = JSON.parse(r2.stdout);
+    expect(s2.changes).toEqual({ added: 5, changed: 0, deleted: 2, unchanged: night2.length - 5 });
+    const rows = await readDataset(out);
+    const sent = (await manifestOf(out)).dataset.chunks.sent;
+    expect(sent).toBe(rows.filter((row) => row.id.startsWith('new-')).length);
+
+    const control = join(root, 'script-epochs-fresh');
+    const r3 = await runCli(args(paths[1]!, control));
+    expect(r3.code, r3.stderr).toBe(0);
+    expect(comparable(rows)).toEqual(comparable(await readDataset(control)));
+  });
+});
+
 describe('versions, stops, locks and model switches', () => {
   let emulator: RunningEmulator;
   let corpusPath: string;
