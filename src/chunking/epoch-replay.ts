@@ -17,8 +17,7 @@ export interface CalibrationEpoch {
   readonly fromDocument: number;
   /**
    * Where it starts, by document id (as saved): right after the document `after`, or at any of
-   * its `first` documents. Absent in epochs saved by older versions (they
-   * start at `fromDocument`).
+   * its `first` documents. Absent in epochs saved by older versions: they start at `fromDocument`.
    */
   readonly after?: string;
   readonly first?: readonly string[];
@@ -134,7 +133,8 @@ export class EpochReplay {
       if (marks?.first !== undefined) this.#reached = Math.max(this.#reached, marks.first);
       if (marks?.after !== undefined) this.#armed = Math.max(this.#armed, marks.after);
       // Epochs saved without ids (by an older version) start by position.
-      for (let next = restored[this.#reached + 1]; next !== undefined; next = restored[this.#reached + 1]) {
+      while (this.#reached + 1 < restored.length) {
+        const next = restored[this.#reached + 1]!;
         if (next.first !== undefined || next.after !== undefined || next.fromDocument > ordinal) break;
         this.#reached += 1;
       }
