@@ -16,6 +16,9 @@ const benches = [
   ['throughput.bench.mjs', '50', '8', '128', 'multilingual'],
   ['throughput.bench.mjs', '50', '8', '128', 'multilingual', { BENCH_MODEL: 'emu/embed-small' }],
   ['planner.bench.mjs'],
+  // Planning's CPU in process, one core, five fresh processes each.
+  ['produce.bench.mjs', 'prose', '5'],
+  ['produce.bench.mjs', 'multilingual', '5'],
   ['incremental.bench.mjs'],
   ['compact.bench.mjs'],
   ['contract.bench.mjs'],
@@ -36,8 +39,9 @@ for (const [file, ...rest] of benches) {
       .join(' ')}`,
   );
   // Throughput: the emulator on core 1, embedpipe, the SDK reference and the bare client on core 0
-  // (a fair comparison on two cores), where taskset exists.
-  const pin = file === 'throughput.bench.mjs' && hasTaskset ? ['taskset', '-c', '0'] : [];
+  // (a fair comparison on two cores), where taskset exists; planning's CPU on core 0 too.
+  const pinned = file === 'throughput.bench.mjs' || file === 'produce.bench.mjs';
+  const pin = pinned && hasTaskset ? ['taskset', '-c', '0'] : [];
   const argv = [...pin, process.execPath, new URL(file, import.meta.url).pathname, ...args];
   const run = spawnSync(argv[0], argv.slice(1), {
     stdio: 'inherit',
