@@ -39,6 +39,8 @@ const MAX_REPLANS = 6;
 interface OpenDocument {
   readonly document: Document;
   readonly ordinal: number;
+  /** The epoch its chunks were planned in (under the current one they fit by construction). */
+  readonly epoch: CalibrationEpoch;
   /** Planned chunks not yet finished (committed, failed or skipped). */
   pending: number;
 }
@@ -47,6 +49,8 @@ interface Ownership {
   readonly batchId: string;
   /** The live chunks of the re-plan; any other chunk of the document is stale. */
   readonly chunks: ReadonlySet<Chunk>;
+  /** The epoch they were planned in. */
+  readonly epoch: CalibrationEpoch;
   readonly replans: number;
 }
 
@@ -80,8 +84,6 @@ export class RunSizing implements ChunkSizing {
   readonly #probed = new Set<number>();
   #lazyProbes = 0;
   #probe: Probe | undefined;
-  /** The epoch each chunk was planned in: under the current one it fits by construction. */
-  readonly #plannedIn = new WeakMap<Chunk, CalibrationEpoch>();
 
   /** A run's sizing from a dataset's calibration (the byte bound when there is none for this model and budget). */
   static restore(
@@ -146,8 +148,7 @@ export class RunSizing implements ChunkSizing {
     const ordinal = this.#nextOrdinal++;
     const epoch = this.calibration.epochFor(ordinal, document.id);
     const chunks = this.#chunk(document, epoch);
-    if (chunks.length > 0) this.#open.set(document.id, { document, ordinal, pending: chunks.length });
-    for (const chunk of chunks) this.#plannedIn.set(chunk, epoch);
+    if (chunks.length > 0) this.#open.set(document.id, { document, ordinal, epoch, pending: chunks.length });
     return chunks;
   }
 
@@ -238,7 +239,7 @@ export class RunSizing implements ChunkSizing {
     // usage is within their estimates (each chunk's `tokens` is its estimate rounded up).
     const current = this.calibration.current;
     const floor = sent.reduce((sum, chunk) => sum + chunk.tokens - 1, 0);
-    if (!cut && usageTokens <= floor && sent.every((chunk) => this.#plannedIn.get(chunk) === current))
+    if (!cut && usageTokens <= floor && sent.every((chunk) => this.#plannedIn(chunk) === current))
       return redo;
     const profile = CLASSES.map(() => 0);
     for (const chunk of sent) {
@@ -279,14 +280,24 @@ export class RunSizing implements ChunkSizing {
     const replans = (previous?.replans ?? 0) + 1;
     if (open === undefined || replans > MAX_REPLANS) return undefined;
     if (previous !== undefined && previous.batchId !== batchId) return undefined;
-    const chunks = this.#chunk(open.document, this.calibration.current);
-    for (const chunk of chunks) this.#plannedIn.set(chunk, this.calibration.current);
-    this.#owners.set(documentId, { batchId, chunks: new Set(chunks), replans });
+    const epoch = this.calibration.current;
+    const chunks = this.#chunk(open.document, epoch);
+    this.#owners.set(documentId, { batchId, chunks: new Set(chunks), epoch, replans });
     return chunks;
   }
 
   #fits(chunk: Chunk): boolean {
-    return this.#plannedIn.get(chunk) === this.calibration.current || this.calibration.fits(chunk.text);
+    return this.#plannedIn(chunk) === this.calibration.current || this.calibration.fits(chunk.text);
+  }
+
+  /**
+   * The epoch a live chunk was planned in, from its document's record (a chunk map per chunk cost
+   * the planner ~5%); undefined once the document is finished, and callers then measure the text.
+   */
+  #plannedIn(chunk: Chunk): CalibrationEpoch | undefined {
+    const owner = this.#owners.get(chunk.documentId);
+    if (owner?.chunks.has(chunk)) return owner.epoch;
+    return this.#open.get(chunk.documentId)?.epoch;
   }
 
   #chunk(document: Document, epoch: CalibrationEpoch): Chunk[] {
