@@ -19,10 +19,8 @@
  * given the same epochs plans the same chunks and resumes (epoch-replay.ts places them by document
  * id, so a corpus edited before an epoch's start does not move it).
  */
-import { type CalibrationEpoch, EpochReplay } from './epoch-replay.js';
+import { type CalibrationEpoch, EpochReplay, unplaced } from './epoch-replay.js';
 import { BYTE_BOUND_WEIGHTS, CLASS_COUNT, estimate, profileOf, type Weights } from './profile.js';
-
-export type { CalibrationEpoch };
 
 /** The most a fitted weight may be: twice the byte bound (4 tokens for a word start). */
 const FIT_CEILING: Weights = BYTE_BOUND_WEIGHTS.map((w) => (w === 0 ? 4 : 2 * w));
@@ -76,8 +74,6 @@ export class TokenCalibration {
   /** How many of #epochs the run started from (the rest it opened). */
   #restoredCount: number;
   #replay: EpochReplay;
-  /** The placement last persisted (takeChange), as JSON; at first, the restored one. */
-  #savedPlacement: string;
   readonly #singles: TokenObservation[];
   readonly #batches: TokenObservation[] = [];
   #changed = false;
@@ -101,7 +97,6 @@ export class TokenCalibration {
         : [{ fromDocument: 0, weights: BYTE_BOUND_WEIGHTS, budgetTokens, reason: 'prior' }];
     this.#restoredCount = this.#epochs.length;
     this.#replay = new EpochReplay(this.#epochs);
-    this.#savedPlacement = JSON.stringify(this.#epochs);
   }
 
   /** A state persisted by an earlier run, when it was made for the same model and budget. */
@@ -195,10 +190,10 @@ export class TokenCalibration {
    * (the caller persists them: the next run replays them by those documents).
    */
   takeChange(): boolean {
-    const placement = JSON.stringify(this.#placed());
-    const changed = this.#changed || placement !== this.#savedPlacement;
+    // Both taken: neither may stay pending behind the other.
+    const moved = this.#replay.takeMove();
+    const changed = this.#changed || moved;
     this.#changed = false;
-    this.#savedPlacement = placement;
     return changed;
   }
 
@@ -207,7 +202,7 @@ export class TokenCalibration {
       version: 2,
       model: this.model,
       budgetTokens: this.budgetTokens,
-      epochs: this.#placed(),
+      epochs: this.#replay.placed(this.#epochs.slice(this.#restoredCount)),
       singles: [...this.#singles],
       ...(this.#maxInputs !== undefined ? { maxInputs: this.#maxInputs } : {}),
     };
@@ -225,19 +220,14 @@ export class TokenCalibration {
     this.#changed = true;
   }
 
-  #placed(): CalibrationEpoch[] {
-    return this.#replay.placed(this.#epochs.slice(this.#restoredCount));
-  }
-
   #open(epoch: CalibrationEpoch, nextDocument: number): void {
-    const { after: _after, first: _first, ...weights } = epoch;
     // An epoch this run opened that no document was planned with yet is replaced. (A restored
     // epoch's ordinal is the earlier run's: it says nothing of this run's documents.)
     const last = this.current;
     const opened = this.#epochs.length > this.#restoredCount;
     const fromDocument = opened ? Math.max(nextDocument, last.fromDocument) : nextDocument;
     if (opened && fromDocument === last.fromDocument) this.#epochs.pop();
-    this.#epochs.push({ ...weights, fromDocument });
+    this.#epochs.push({ ...unplaced(epoch), fromDocument });
     this.#changed = true;
   }
 

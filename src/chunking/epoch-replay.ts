@@ -59,6 +59,7 @@ export class EpochReplay {
   readonly #marks = new Map<string, Marks>();
   readonly #uses: Use[] = [];
   #lastId: string | undefined;
+  #moved = false;
 
   constructor(restored: readonly CalibrationEpoch[]) {
     this.#restored = restored;
@@ -88,11 +89,22 @@ export class EpochReplay {
       }
     }
     const last = this.#uses.at(-1);
-    if (last?.epoch === epoch) {
-      if (last.first.length < FIRST_IDS) last.first.push(documentId);
-    } else this.#uses.push({ epoch, from: ordinal, after: this.#lastId, first: [documentId] });
+    if (last?.epoch !== epoch) {
+      this.#uses.push({ epoch, from: ordinal, after: this.#lastId, first: [documentId] });
+      this.#moved = true;
+    } else if (last.first.length < FIRST_IDS) {
+      last.first.push(documentId);
+      this.#moved = true;
+    }
     this.#lastId = documentId;
     return epoch;
+  }
+
+  /** True once since the last call when this run's documents placed an epoch further. */
+  takeMove(): boolean {
+    const moved = this.#moved;
+    this.#moved = false;
+    return moved;
   }
 
   /**
@@ -152,15 +164,20 @@ export class EpochReplay {
   }
 }
 
+/** An epoch without the ids of where it starts: weights and budget from `fromDocument` of this run on. */
+export function unplaced(epoch: CalibrationEpoch): CalibrationEpoch {
+  const { after: _after, first: _first, ...rest } = epoch;
+  return rest;
+}
+
 function withPlace(
   epoch: CalibrationEpoch,
   fromDocument: number,
   after: string | undefined,
   first: readonly string[] | undefined,
 ): CalibrationEpoch {
-  const { after: _after, first: _first, ...rest } = epoch;
   return {
-    ...rest,
+    ...unplaced(epoch),
     fromDocument,
     ...(fromDocument > 0 && after !== undefined ? { after } : {}),
     ...(first !== undefined ? { first: [...first] } : {}),

@@ -1,7 +1,6 @@
 export { contentHash, imageContentHash } from '../content-hash.js';
 export { type BudgetOptions, chunkTokenBudget } from './budget.js';
 export {
-  type CalibrationEpoch,
   type CalibrationState,
   featureShares,
   isEvidence,
@@ -10,6 +9,7 @@ export {
   type TokenObservation,
 } from './calibration.js';
 export { type ChunkOptions, chunkDocument } from './chunker.js';
+export type { CalibrationEpoch } from './epoch-replay.js';
 export {
   BYTE_BOUND_WEIGHTS,
   CLASSES,

@@ -291,8 +291,8 @@ export class RunSizing implements ChunkSizing {
   }
 
   /**
-   * The epoch a live chunk was planned in, from its document's record (a chunk map per chunk cost
-   * the planner ~5%); undefined once the document is finished, and callers then measure the text.
+   * The epoch a live chunk was planned in, from its document's record (no entry per chunk); undefined
+   * once the document is finished, and callers then measure the text.
    */
   #plannedIn(chunk: Chunk): CalibrationEpoch | undefined {
     const owner = this.#owners.get(chunk.documentId);

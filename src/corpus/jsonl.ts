@@ -176,8 +176,8 @@ function lineToEntry(
   const { file } = options;
   const { number } = line;
   const json = 'text' in line ? lineText(line) : decodeLine(line, options);
-  if (json === undefined) return undefined;
   if (typeof json !== 'string') return json;
+  if (isBlank(json)) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(json);
@@ -226,19 +226,17 @@ function lineToEntry(
   return toEntry(options.ids, file, number, id, text);
 }
 
-/** A decoded line's JSON text (a leading BOM dropped from the first), or undefined when blank. */
-function lineText({ number, text }: TextLine): string | undefined {
-  const json = number === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  return isBlankText(json) ? undefined : json;
+/** A decoded line's JSON text (a leading BOM dropped from the first). */
+function lineText({ number, text }: TextLine): string {
+  return number === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-/** A raw line's JSON text, undefined when blank, or the reject when it is too long or does not decode. */
-function decodeLine(line: RawLine, options: JsonlReadOptions): string | CorpusEntry | undefined {
+/** A raw line's JSON text, or the reject when it is too long or does not decode. */
+function decodeLine(line: RawLine, options: JsonlReadOptions): string | CorpusEntry {
   const { file } = options;
   const { number } = line;
   if (line.bytes === undefined) return reject(file, number, Reason.tooLarge(line.size, options.maxLineBytes));
   const bytes = number === 1 ? stripBom(line.bytes) : line.bytes;
-  if (isBlank(bytes)) return undefined;
   const decoding = options.decoding ?? UTF8;
   // The line as in the file (BOM included), so the offset is the one an editor shows.
   return decoding.decode(bytes) ?? reject(file, number, decoding.problem(line.bytes, 'the line'));
@@ -277,15 +275,7 @@ function isGiven(value: unknown): boolean {
 }
 
 /** Only spaces, tabs and CRs (JSON whitespace without LF). */
-function isBlank(bytes: Uint8Array): boolean {
-  for (const byte of bytes) {
-    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
-  }
-  return true;
-}
-
-/** isBlank of a decoded line. */
-function isBlankText(text: string): boolean {
+function isBlank(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
     if (code !== 0x20 && code !== 0x09 && code !== 0x0d) return false;

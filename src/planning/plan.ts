@@ -214,7 +214,7 @@ export function plannedBatches(
       stats.documents += 1;
       const probing = sizing.probeFor(document);
       if (probing !== undefined) await probing;
-      for (const chunk of sizing.plan(entry.document)) {
+      for (const chunk of sizing.plan(document)) {
         stats.chunks += 1;
         stats.tokens += chunk.tokens;
         yield chunk;
