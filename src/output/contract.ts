@@ -55,10 +55,15 @@ export interface PlanReader {
   rows(): Promise<ExpectedRows>;
 }
 
-/** The plan's digest less `failed`, and how many documents keep a row; undefined: not certain. */
+/**
+ * The plan's digest less `failed`, and how many documents keep a row; undefined: not certain.
+ * `each` is given every document's digest on the way (`_documents.jsonl`'s entries, in plan order):
+ * only a defined result says they were all of them.
+ */
 export function planDigest(
   plan: PlanReader,
   failed: FailedChunks,
+  each?: (id: string, digest: DocumentDigest) => void,
 ): { digest: VersionDigest; documents: number } | undefined {
   const planned = plan.plannedDigests(failed);
   if (!planned) return undefined;
@@ -67,17 +72,10 @@ export function planDigest(
   for (const entry of planned) {
     if (entry === undefined) return undefined;
     digest.addDocument(entry[0], entry[1]);
+    each?.(entry[0], entry[1].value);
     documents += 1;
   }
   return { digest, documents };
-}
-
-/** `_documents.jsonl`'s entries from the plan (planDigest said it names every row). */
-export function* planDocuments(plan: PlanReader, failed: FailedChunks): Generator<[string, DocumentDigest]> {
-  for (const entry of plan.plannedDigests(failed) ?? [undefined]) {
-    if (entry === undefined) throw new Error('the plan does not name every row: planDigest said so first');
-    yield [entry[0], entry[1].value];
-  }
 }
 
 /** A chunk index the plan does not name (a gap in a document's keys). */
@@ -764,8 +762,13 @@ export function documentLines(digests: Iterable<[string, DocumentDigest]>): stri
   return text;
 }
 
+/**
+ * The same text as `JSON.stringify({ id, rows, digest })` plus a line break (rows an integer, the
+ * digest hex: neither needs escaping), built around the id's own JSON: an object per document
+ * was most of the cost of writing the file at the switch.
+ */
 export function documentLine(id: string, { rows, digest }: DocumentDigest): string {
-  return `${JSON.stringify({ id, rows, digest })}\n`;
+  return `{"id":${JSON.stringify(id)},"rows":${rows},"digest":"${digest}"}\n`;
 }
 
 export function parseDocumentLines(text: string): Map<string, DocumentDigest> {

@@ -1,9 +1,10 @@
 /**
  * `_documents.jsonl`, the switch's record of every document's rows (contract.ts documentLine), is
  * written and hashed a megabyte at a time: holding its digests, their text and its bytes at once
- * made the run's peak at the switch (docs/benchmarks.md, "Memory").
+ * made the run's peak at the switch (docs/benchmarks.md, "Memory"). A document at a time, so the
+ * switch's check can write it in the pass that digests the plan (finalize.ts, checkedByDigest).
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { join } from 'node:path';
 import { syncDirectory, TempFile } from './atomic.js';
 import { type DocumentDigest, documentLine } from './contract.js';
@@ -12,33 +13,62 @@ import { DOCUMENTS_FILE } from './jsonl.js';
 /** Characters of lines gathered before they are written. */
 const PIECE = 2 ** 20;
 
+/** `dir/_documents.jsonl` being written: `add` each document, then `finish` (or `discard`). */
+export class DocumentsFile {
+  readonly #hash: Hash = createHash('sha256');
+  #text = '';
+
+  private constructor(
+    readonly dir: string,
+    private readonly file: TempFile,
+  ) {}
+
+  static async create(dir: string): Promise<DocumentsFile> {
+    return new DocumentsFile(dir, await TempFile.create(join(dir, DOCUMENTS_FILE)));
+  }
+
+  add(id: string, digest: DocumentDigest): void {
+    this.#text += documentLine(id, digest);
+    if (this.#text.length >= PIECE) this.#flush();
+  }
+
+  /** Puts the file in place atomically; resolves with its sha256 (hex). */
+  async finish(): Promise<string> {
+    try {
+      this.#flush();
+      await this.file.close();
+      await this.file.moveTo(join(this.dir, DOCUMENTS_FILE));
+    } catch (error) {
+      await this.file.discard();
+      throw error;
+    }
+    await syncDirectory(this.dir);
+    return this.#hash.digest('hex');
+  }
+
+  async discard(): Promise<void> {
+    await this.file.discard();
+  }
+
+  #flush(): void {
+    const bytes = Buffer.from(this.#text, 'utf8');
+    this.#hash.update(bytes);
+    this.file.writeNow(bytes);
+    this.#text = '';
+  }
+}
+
 /** Writes `dir/_documents.jsonl` atomically from `digests`; resolves with its sha256 (hex). */
 export async function writeDocumentsFile(
   dir: string,
   digests: Iterable<[string, DocumentDigest]>,
 ): Promise<string> {
-  const path = join(dir, DOCUMENTS_FILE);
-  const file = await TempFile.create(path);
-  const hash = createHash('sha256');
+  const file = await DocumentsFile.create(dir);
   try {
-    let text = '';
-    const flush = () => {
-      const bytes = Buffer.from(text, 'utf8');
-      hash.update(bytes);
-      file.writeNow(bytes);
-      text = '';
-    };
-    for (const [id, digest] of digests) {
-      text += documentLine(id, digest);
-      if (text.length >= PIECE) flush();
-    }
-    flush();
-    await file.close();
-    await file.moveTo(path);
+    for (const [id, digest] of digests) file.add(id, digest);
   } catch (error) {
     await file.discard();
     throw error;
   }
-  await syncDirectory(dir);
-  return hash.digest('hex');
+  return file.finish();
 }

@@ -24,13 +24,12 @@ import {
   failedChunks,
   type PlanReader,
   planDigest,
-  planDocuments,
   selectRows,
   VersionDigest,
   Violations,
 } from './contract.js';
 import { type DocumentChanges, documentChanges } from './document-changes.js';
-import { writeDocumentsFile } from './documents-file.js';
+import { DocumentsFile, writeDocumentsFile } from './documents-file.js';
 import type { WrittenFile } from './durable-commit.js';
 import {
   compactParts,
@@ -279,7 +278,7 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
   const dims = input.dims ?? 0;
   const version = await checkVersion(input, failed, dims);
   const { files, counted } = version;
-  const documentsSha256 = await writeDocumentsFile(writer.dir, version.documents());
+  const documentsSha256 = await version.writeDocuments();
 
   const current = input.current;
   const changes =
@@ -360,8 +359,8 @@ export interface CheckedVersion {
   readonly byDigest: boolean;
   readonly files: string[];
   readonly counted: CountedRows;
-  /** Each document's digest, for `_documents.jsonl`. */
-  documents(): Iterable<[string, DocumentDigest]>;
+  /** Writes `_documents.jsonl` (each document's digest); resolves with its sha256. */
+  writeDocuments(): Promise<string>;
 }
 
 /**
@@ -393,17 +392,25 @@ async function checkedByDigest(
     fileRows.set(file, written.rows);
     rows.addDigest(written.digest);
   }
-  const plan = planDigest(expected, failed);
-  if (!plan) return undefined;
-  if (!plan.digest.equals(rows)) {
-    input.logger.info("the files' rows do not digest to the plan's: checking them row by row");
+  // `_documents.jsonl` is written in the pass that digests the plan, and kept only if it matches.
+  const documents = await DocumentsFile.create(writer.dir);
+  let plan: ReturnType<typeof planDigest>;
+  try {
+    plan = planDigest(expected, failed, (id, digest) => documents.add(id, digest));
+  } catch (error) {
+    await documents.discard();
+    throw error;
+  }
+  if (!plan?.digest.equals(rows)) {
+    await documents.discard();
+    if (plan) input.logger.info("the files' rows do not digest to the plan's: checking them row by row");
     return undefined;
   }
   return {
     byDigest: true,
     files,
     counted: { fileRows, rows: rows.rows, documents: plan.documents },
-    documents: () => planDocuments(expected, failed),
+    writeDocuments: () => documents.finish(),
   };
 }
 
@@ -440,7 +447,7 @@ async function checkedByRows(
       rows: rows.rows,
       documents: rows.documents,
     },
-    documents: () => rows.digestEntries(),
+    writeDocuments: () => writeDocumentsFile(writer.dir, rows.digestEntries()),
   };
 }
 

@@ -7,6 +7,7 @@ import { contentHash } from '../../src/content-hash.js';
 import {
   checkRows,
   DatasetRows,
+  documentLine,
   documentLines,
   ExpectedRows,
   failedChunks,
@@ -297,6 +298,28 @@ describe('the version digest (a switch that reads no row)', () => {
       [...expected.plannedDigests(new Map())!].map(([id, pairs]) => [id, pairs.value]),
     );
     expect(fromPlan).toEqual(new DatasetRows([scan('f1', exact)]).digests());
+  });
+});
+
+describe('documentLine', () => {
+  it('is the JSON of {id, rows, digest} byte for byte, whatever the id (the manifest hashes these lines)', () => {
+    const ids = [
+      'plain',
+      'q"uote\\back',
+      'tab\tnl\ncr\r',
+      '\u0000\u001f\u007f',
+      '漢字かな',
+      '👩‍👩‍👧‍👦',
+      'שלום',
+      'e\u0301',
+      '\u2028\u2029',
+      '',
+    ];
+    for (const id of ids)
+      for (const rows of [0, 1, 123_456_789])
+        expect(documentLine(id, { rows, digest: '0123abcd4567ef89' })).toBe(
+          `${JSON.stringify({ id, rows, digest: '0123abcd4567ef89' })}\n`,
+        );
   });
 });
 

@@ -3,7 +3,7 @@
  * finalize reading each part's footer once: its tally reads every part's batch record,
  * and the compaction's survey of the same parts gets those reads instead of opening the files again.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,11 +11,19 @@ import { contentHash } from '../../src/content-hash.js';
 import type { EmbeddedBatch } from '../../src/domain.js';
 import { DatasetContractError } from '../../src/errors.js';
 import { silentLogger } from '../../src/observability/logger.js';
-import { DatasetRows, ExpectedRows, versionDigestOf } from '../../src/output/contract.js';
+import { isTempName } from '../../src/output/atomic.js';
+import {
+  DatasetRows,
+  ExpectedRows,
+  parseDocumentLines,
+  rowsDigest,
+  versionDigestOf,
+} from '../../src/output/contract.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import type { WrittenFile } from '../../src/output/durable-commit.js';
 import { checkVersion, compactDataset } from '../../src/output/finalize.js';
 import { hashKey } from '../../src/output/hash-key.js';
+import { DOCUMENTS_FILE } from '../../src/output/jsonl.js';
 import { CODECS } from '../../src/output/part-file.js';
 import { readingOnce } from '../../src/output/reading-once.js';
 import { RowIds, readRowKeys } from '../../src/output/row-keys.js';
@@ -152,9 +160,11 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
     expect(checked.byDigest).toBe(true);
     expect(checked.counted).toMatchObject({ rows: 12 + 10 + 7, documents: 9 });
     const scans = await Promise.all(checked.files.map((file) => readRowKeys(dir, file, 'parquet')));
-    const documents = new Map<string, unknown>();
-    for await (const [id, digest] of checked.documents()) documents.set(id, digest);
-    expect(documents).toEqual(new DatasetRows(scans).digests());
+    // `_documents.jsonl` was written in the pass that digested the plan: the documents' rows.
+    const sha256 = await checked.writeDocuments();
+    const text = await readFile(join(dir, DOCUMENTS_FILE), 'utf8');
+    expect(parseDocumentLines(text)).toEqual(new DatasetRows(scans).digests());
+    expect(sha256).toBe(rowsDigest(text));
     // The same version row by row (no digests): the same answer.
     const { writtenHere: _, ...unwritten } = input;
     const byRows = await checkVersion(unwritten, new Map(), DIMS);
@@ -168,7 +178,9 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
     failedOne.vectors = failedOne.chunks.map(() => new Float32Array(DIMS));
     const { input } = await written('failed', [[failedOne]], [a]);
     const failed = new Map([['x-1', new Set([2])]]);
-    expect((await checkVersion(input, failed, DIMS)).byDigest).toBe(true);
+    const checked = await checkVersion(input, failed, DIMS);
+    expect(checked.byDigest).toBe(true);
+    await checked.writeDocuments();
     // Not listed as failed: missing, named row by row.
     await expect(checkVersion(input, new Map(), DIMS)).rejects.toThrow(/x-1/);
 
@@ -176,6 +188,10 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
     const doubled = await written('twice', [[twice]], [a]);
     const error = await checkVersion(doubled.input, new Map(), DIMS).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DatasetContractError);
+    // The documents file begun in the digest pass was thrown away when the digests differed.
+    expect(
+      (await readdir(doubled.dir)).filter((name) => isTempName(name) || name === DOCUMENTS_FILE),
+    ).toEqual([]);
     expect((error as DatasetContractError).violations.map((v) => v.check)).toContain('chunk-index');
     expect((error as DatasetContractError).message).toContain('x-0');
   });
@@ -186,9 +202,11 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
       ...a,
       chunks: a.chunks.map((c, i) => (i === 3 ? { ...c, hash: contentHash(MODEL, 'another text') } : c)),
     };
-    const { input } = await written('edited', [[edited]], [a]);
+    const { dir, input } = await written('edited', [[edited]], [a]);
     const error = await checkVersion(input, new Map(), DIMS).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DatasetContractError);
     expect((error as DatasetContractError).message).toContain('x-1');
+    // The documents file begun in the digest pass was thrown away when the digests differed.
+    expect((await readdir(dir)).filter((name) => isTempName(name) || name === DOCUMENTS_FILE)).toEqual([]);
   });
 });
