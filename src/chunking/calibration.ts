@@ -71,8 +71,7 @@ export class TokenCalibration {
   readonly model: string;
   readonly budgetTokens: number;
   readonly #epochs: CalibrationEpoch[];
-  /** How many of #epochs the run started from (the rest it opened). */
-  #restoredCount: number;
+  /** Replays the epochs the run started from; #epochs past its restoredCount are ones it opened. */
   #replay: EpochReplay;
   readonly #singles: TokenObservation[];
   readonly #batches: TokenObservation[] = [];
@@ -95,7 +94,6 @@ export class TokenCalibration {
       epochs && epochs.length > 0
         ? [...epochs]
         : [{ fromDocument: 0, weights: BYTE_BOUND_WEIGHTS, budgetTokens, reason: 'prior' }];
-    this.#restoredCount = this.#epochs.length;
     this.#replay = new EpochReplay(this.#epochs);
   }
 
@@ -124,7 +122,7 @@ export class TokenCalibration {
 
   /** The epoch a document is planned with; called once per document, in corpus order. */
   epochFor(documentOrdinal: number, documentId: string): CalibrationEpoch {
-    return this.#replay.epochFor(documentOrdinal, documentId, this.#epochs, this.#restoredCount);
+    return this.#replay.epochFor(documentOrdinal, documentId, this.#epochs);
   }
 
   /** The current estimate of a text's gateway tokens. */
@@ -149,7 +147,6 @@ export class TokenCalibration {
       reason: 'probes',
     });
     // Before any document is planned: the run starts from this epoch.
-    this.#restoredCount = 1;
     this.#replay = new EpochReplay(this.#epochs);
     this.#changed = true;
   }
@@ -202,7 +199,7 @@ export class TokenCalibration {
       version: 2,
       model: this.model,
       budgetTokens: this.budgetTokens,
-      epochs: this.#replay.placed(this.#epochs.slice(this.#restoredCount)),
+      epochs: this.#replay.placed(this.#epochs.slice(this.#replay.restoredCount)),
       singles: [...this.#singles],
       ...(this.#maxInputs !== undefined ? { maxInputs: this.#maxInputs } : {}),
     };
@@ -224,7 +221,7 @@ export class TokenCalibration {
     // An epoch this run opened that no document was planned with yet is replaced. (A restored
     // epoch's ordinal is the earlier run's: it says nothing of this run's documents.)
     const last = this.current;
-    const opened = this.#epochs.length > this.#restoredCount;
+    const opened = this.#epochs.length > this.#replay.restoredCount;
     const fromDocument = opened ? Math.max(nextDocument, last.fromDocument) : nextDocument;
     if (opened && fromDocument === last.fromDocument) this.#epochs.pop();
     this.#epochs.push({ ...unplaced(epoch), fromDocument });

@@ -61,8 +61,9 @@ export class EpochReplay {
   #lastId: string | undefined;
   #moved = false;
 
+  /** `restored` is copied: the epochs a run opens later are not replayed (see epochFor's `epochs`). */
   constructor(restored: readonly CalibrationEpoch[]) {
-    this.#restored = restored;
+    this.#restored = [...restored];
     restored.forEach((epoch, index) => {
       if (index === 0) return;
       for (const id of epoch.first ?? []) this.#mark(id).first = index;
@@ -70,19 +71,19 @@ export class EpochReplay {
     });
   }
 
+  /** How many epochs the run started from: a calibration's epochs past them are ones it opened. */
+  get restoredCount(): number {
+    return this.#restored.length;
+  }
+
   /**
    * The epoch of the next document in corpus order (one call per document): the latest epoch this
-   * run opened (`epochs` from index `opened` on) that starts at or before it, else the restored
+   * run opened (`epochs` past the restored ones) that starts at or before it, else the restored
    * epoch the ids have reached.
    */
-  epochFor(
-    ordinal: number,
-    documentId: string,
-    epochs: readonly CalibrationEpoch[],
-    opened: number,
-  ): CalibrationEpoch {
+  epochFor(ordinal: number, documentId: string, epochs: readonly CalibrationEpoch[]): CalibrationEpoch {
     let epoch = this.#replayed(ordinal, documentId);
-    for (let i = epochs.length - 1; i >= opened; i--) {
+    for (let i = epochs.length - 1; i >= this.#restored.length; i--) {
       if (epochs[i]!.fromDocument <= ordinal) {
         epoch = epochs[i]!;
         break;

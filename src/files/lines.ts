@@ -40,14 +40,9 @@ export class LineSplitter {
   }
 
   /** The lines completed by `chunk`; the rest is kept for the next chunk. Consume before the next push. */
-  *push(chunk: Buffer): Generator<RawLine> {
-    let start = 0;
-    for (let lf = chunk.indexOf(LF); lf !== -1; lf = chunk.indexOf(LF, start)) {
-      this.#append(chunk.subarray(start, lf));
-      yield this.#take();
-      start = lf + 1;
-    }
-    this.#append(chunk.subarray(start));
+  push(chunk: Buffer): Generator<RawLine> {
+    // Undecoded, every line is a RawLine.
+    return this.#split(chunk, false) as Generator<RawLine>;
   }
 
   /**
@@ -56,7 +51,11 @@ export class LineSplitter {
    * line. Any other line (begun in an earlier chunk, over the limit, or in a chunk holding invalid
    * UTF-8) comes as bytes, for the caller's decoder to read or name the bad byte.
    */
-  *pushText(chunk: Buffer): Generator<RawLine | TextLine> {
+  pushText(chunk: Buffer): Generator<RawLine | TextLine> {
+    return this.#split(chunk, true);
+  }
+
+  *#split(chunk: Buffer, decode: boolean): Generator<RawLine | TextLine> {
     let start = 0;
     let lf = chunk.indexOf(LF);
     if (lf !== -1 && (this.#size > 0 || this.#tooLong)) {
@@ -65,7 +64,7 @@ export class LineSplitter {
       start = lf + 1;
       lf = chunk.indexOf(LF, start);
     }
-    const valid = lf !== -1 && isUtf8(chunk.subarray(start, chunk.lastIndexOf(LF)));
+    const valid = decode && lf !== -1 && isUtf8(chunk.subarray(start, chunk.lastIndexOf(LF)));
     for (; lf !== -1; lf = chunk.indexOf(LF, start)) {
       const size = lf - start;
       if (valid && size <= this.#maxLineBytes) {
