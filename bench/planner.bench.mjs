@@ -86,6 +86,8 @@ try {
       const startup = await fastest(STARTUP_RUNS, one, mode.prefix);
       const run = await fastest(repeat, big, mode.prefix);
       const s = run.summary;
+      // The summary's estimate is a decimal string (costUsd), exact to the provider's pricing.
+      const cost = Number(s.costUsd);
       const seconds = (run.wallMs - startup.wallMs) / 1000;
       const row = {
         corpus: corpus.label,
@@ -97,7 +99,7 @@ try {
         chunks: s.chunks,
         tokens: s.tokens,
         requests: s.batches.planned,
-        'cost USD': +s.cost.toFixed(4),
+        'cost USD': +cost.toFixed(4),
         'wall s': +(run.wallMs / 1000).toFixed(2),
         'start-up s': +(startup.wallMs / 1000).toFixed(2),
         'peak RSS MB': Math.round(run.peakRss / 2 ** 20),
@@ -107,7 +109,7 @@ try {
         console.log(
           `planner: ${row.corpus}, ${mode.name}: ${row.MB} MB in ${seconds.toFixed(2)} s after start-up = ${row['MB/s']} MB/s; ` +
             `${s.documents} documents, ${s.rejects} rejected, ${s.chunks} chunks, ${s.tokens} tokens, ` +
-            `${s.batches.planned} requests, estimated $${s.cost.toFixed(4)}`,
+            `${s.batches.planned} requests, estimated $${cost.toFixed(4)}`,
         );
       }
     }
