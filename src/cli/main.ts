@@ -30,6 +30,11 @@ import { registerWorker } from './worker.js';
 // in runs of 50,000 to 250,000 vectors (docs/benchmarks.md, "Wasm on Liftoff alone"). Set before
 // any command loads a wasm module.
 setFlagsFromString('--liftoff-only');
+// JavaScript tiers up to TurboFan later: a function must run ~9× more bytecode first. A run's code
+// meets new shapes for its first seconds (calibration, the first answers, the first commit), and
+// at V8's default budget TurboFan compiled and recompiled it all on the core the run shares with
+// it; Sparkplug's baseline code holds meanwhile (docs/benchmarks.md, "TurboFan later").
+setFlagsFromString('--interrupt-budget=600000');
 
 function buildProgram(): Command {
   const program = new Command('embedpipe')
