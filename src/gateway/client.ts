@@ -497,14 +497,16 @@ export class GatewayClient {
       );
     }
     const gate = this.#gates.gate(route.key);
-    // The gate is passed only after one turn of the event loop, and re-checked: a 429 may already sit
-    // in a socket, answered while this thread was busy (decoding, encoding a file), and be read in
-    // the same I/O phase that freed this request's slot. Sending before reading it broke its
-    // Retry-After by as long as the thread had been busy (docs/benchmarks.md, "Design figures"); the
-    // turn lets every answer already received close the gate first. Last, undici checks it again right
-    // before writing to the connection (GateCheck): a request waiting for a connection to open when a
-    // 429 arrives is held back and goes again after the wait. A gate closed past the cap throws
-    // RetryAfterTooLongError.
+    // A 429 may already sit unread in a socket, answered while this thread was busy (decoding,
+    // encoding a file), when another answer read in the same I/O phase frees this request's slot.
+    // Sending before reading it broke its Retry-After by as long as the thread had been busy
+    // (docs/benchmarks.md, "Design figures"). Two things keep it from going: undici (>= 7.30, the
+    // version package.json asks for) hands a request to a reused keep-alive connection only after a
+    // turn of the event loop (its idle-socket check), so every answer already received is read
+    // first; and GateCheck looks at the gate right before the bytes are written. A request held
+    // there waits for the gate and goes again (test/gateway/retry-after-race.test.ts). A turn of our
+    // own before undici's cost every request a second iteration of the loop (docs/benchmarks.md,
+    // "One turn, not two"). A gate closed past the cap throws RetryAfterTooLongError.
     for (;;) {
       const held = !gate.isOpen;
       await this.#gates.waitUntilOpen(route.key, opts.signal);
@@ -512,8 +514,6 @@ export class GatewayClient {
       // again, so the requests held together do not all go the moment the wait ends.
       if (held && route.key === 'api')
         await this.#budget.take({ requests: 1, tokens: opts.tokens ?? 0 }, opts.signal);
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      if (!gate.isOpen) continue;
       if (this.#closed) throw new EmbedpipeError('gateway client is closed');
       opts.signal?.throwIfAborted();
       try {

@@ -74,3 +74,96 @@ describe('Retry-After while the client thread is busy', () => {
     expect(stats.retryAfterViolations).toEqual({});
   }, 120_000);
 });
+
+/**
+ * The same race made exact, on a server in a worker (answering while the client's thread spins):
+ * two requests are out and a third waits for a slot. During one busy spell the server answers the
+ * second (200), which frees the slot, and then the first (429, Retry-After: 1). When the thread
+ * comes back both answers wait in their sockets, the 200 ready first. The third request must not be
+ * written until the 429 is read: it reaches the server a Retry-After later, not at once. Written at
+ * once when the client's check at the socket (GateCheck) is taken out: ~150 ms after the 429.
+ */
+const heldServer = `
+import { createServer } from 'node:http';
+import { parentPort } from 'node:worker_threads';
+const held = new Map();
+const arrivals = [];
+let retryAfterSentAt;
+const ok = (res) => {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ object: 'list', data: [{ object: 'embedding', index: 0, embedding: [1, 2] }],
+    model: 'emu/embed-small', usage: { prompt_tokens: 1, total_tokens: 1 } }));
+};
+const server = createServer((req, res) => {
+  let body = '';
+  req.on('data', (d) => (body += d));
+  req.on('end', () => {
+    const name = JSON.parse(body).input[0];
+    arrivals.push({ name, at: performance.now() });
+    if (name !== 'first' && name !== 'second') return ok(res);
+    held.set(name, res);
+    if (held.size === 2) parentPort.postMessage({ held: 2 });
+  });
+});
+parentPort.on('message', (message) => {
+  if (message === 'answer') {
+    ok(held.get('second'));
+    setTimeout(() => {
+      const res = held.get('first');
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+      res.end(JSON.stringify({ error: { code: 429, message: 'slow down' } }));
+      retryAfterSentAt = performance.now();
+    }, 10);
+  }
+  if (message === 'arrivals') parentPort.postMessage({ arrivals, retryAfterSentAt });
+  if (message === 'close') server.close(() => parentPort.close());
+});
+server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
+`;
+
+describe('Retry-After read before the next request is written', () => {
+  // 2: the third request reuses the second's connection; 64 (the default): the pool may open another.
+  it.each([2, undefined])(
+    'a 429 waiting unread holds the request its neighbour freed (connections: %s)',
+    async (connections) => {
+      const server = new Worker(new URL(`data:text/javascript,${encodeURIComponent(heldServer)}`));
+      const message = () => new Promise<Record<string, unknown>>((done) => server.once('message', done));
+      const { port } = (await message()) as { port: number };
+      const client = new GatewayClient({
+        baseUrl: `http://127.0.0.1:${port}/v1`,
+        apiKey: KEY,
+        maxInFlight: 2,
+        allowInsecureHttp: true,
+        ...(connections !== undefined && { connections }),
+      });
+      try {
+        const held = message();
+        const first = client
+          .embeddings({ model: 'emu/embed-small', input: ['first'] })
+          .catch((e: unknown) => e);
+        const second = client.embeddings({ model: 'emu/embed-small', input: ['second'] });
+        const third = client.embeddings({ model: 'emu/embed-small', input: ['third'] });
+        await held;
+        server.postMessage('answer');
+        // Busy while both answers arrive: the 200 at once, the 429 10 ms later.
+        const until = performance.now() + 150;
+        while (performance.now() < until);
+        await second;
+        await third;
+        expect(await first).toBeInstanceOf(Error);
+        server.postMessage('arrivals');
+        const { arrivals, retryAfterSentAt } = (await message()) as {
+          arrivals: Array<{ name: string; at: number }>;
+          retryAfterSentAt: number;
+        };
+        expect(arrivals.map((a) => a.name)).toEqual(['first', 'second', 'third']);
+        const thirdAt = arrivals[2]!.at;
+        expect(thirdAt - retryAfterSentAt).toBeGreaterThan(900);
+      } finally {
+        await client.close();
+        server.postMessage('close');
+        await new Promise((done) => server.once('exit', done));
+      }
+    },
+  );
+});
