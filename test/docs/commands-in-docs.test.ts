@@ -566,6 +566,7 @@ describe('the commands the docs show', () => {
       '--min-semi-space-size',
       '--trace-gc',
       '--interrupt-budget',
+      '--ticks-before-optimization',
       '--require',
       '--single-threaded-gc',
       '--no-concurrent-recompilation',
