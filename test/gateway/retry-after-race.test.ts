@@ -122,48 +122,48 @@ server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.addres
 `;
 
 describe('Retry-After read before the next request is written', () => {
-  // 2: the third request reuses the second's connection; 64 (the default): the pool may open another.
-  it.each([2, undefined])(
-    'a 429 waiting unread holds the request its neighbour freed (connections: %s)',
-    async (connections) => {
-      const server = new Worker(new URL(`data:text/javascript,${encodeURIComponent(heldServer)}`));
-      const message = () => new Promise<Record<string, unknown>>((done) => server.once('message', done));
-      const { port } = (await message()) as { port: number };
-      const client = new GatewayClient({
-        baseUrl: `http://127.0.0.1:${port}/v1`,
-        apiKey: KEY,
-        maxInFlight: 2,
-        allowInsecureHttp: true,
-        ...(connections !== undefined && { connections }),
-      });
-      try {
-        const held = message();
-        const first = client
-          .embeddings({ model: 'emu/embed-small', input: ['first'] })
-          .catch((e: unknown) => e);
-        const second = client.embeddings({ model: 'emu/embed-small', input: ['second'] });
-        const third = client.embeddings({ model: 'emu/embed-small', input: ['third'] });
-        await held;
-        server.postMessage('answer');
-        // Busy while both answers arrive: the 200 at once, the 429 10 ms later.
-        const until = performance.now() + 150;
-        while (performance.now() < until);
-        await second;
-        await third;
-        expect(await first).toBeInstanceOf(Error);
-        server.postMessage('arrivals');
-        const { arrivals, retryAfterSentAt } = (await message()) as {
-          arrivals: Array<{ name: string; at: number }>;
-          retryAfterSentAt: number;
-        };
-        expect(arrivals.map((a) => a.name)).toEqual(['first', 'second', 'third']);
-        const thirdAt = arrivals[2]!.at;
-        expect(thirdAt - retryAfterSentAt).toBeGreaterThan(900);
-      } finally {
-        await client.close();
-        server.postMessage('close');
-        await new Promise((done) => server.once('exit', done));
-      }
-    },
-  );
+  // Two connections: the third request reuses the second's. The default (64): the pool may open another.
+  it.each([
+    { connections: 2 as number | undefined, name: '2 connections' },
+    { connections: undefined, name: 'the default connections' },
+  ])('a 429 waiting unread holds the request its neighbour freed ($name)', async ({ connections }) => {
+    const server = new Worker(new URL(`data:text/javascript,${encodeURIComponent(heldServer)}`));
+    const message = () => new Promise<Record<string, unknown>>((done) => server.once('message', done));
+    const { port } = (await message()) as { port: number };
+    const client = new GatewayClient({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      apiKey: KEY,
+      maxInFlight: 2,
+      allowInsecureHttp: true,
+      ...(connections !== undefined && { connections }),
+    });
+    try {
+      const held = message();
+      const first = client
+        .embeddings({ model: 'emu/embed-small', input: ['first'] })
+        .catch((e: unknown) => e);
+      const second = client.embeddings({ model: 'emu/embed-small', input: ['second'] });
+      const third = client.embeddings({ model: 'emu/embed-small', input: ['third'] });
+      await held;
+      server.postMessage('answer');
+      // Busy while both answers arrive: the 200 at once, the 429 10 ms later.
+      const until = performance.now() + 150;
+      while (performance.now() < until);
+      await second;
+      await third;
+      expect(await first).toBeInstanceOf(Error);
+      server.postMessage('arrivals');
+      const { arrivals, retryAfterSentAt } = (await message()) as {
+        arrivals: Array<{ name: string; at: number }>;
+        retryAfterSentAt: number;
+      };
+      expect(arrivals.map((a) => a.name)).toEqual(['first', 'second', 'third']);
+      const thirdAt = arrivals[2]!.at;
+      expect(thirdAt - retryAfterSentAt).toBeGreaterThan(900);
+    } finally {
+      await client.close();
+      server.postMessage('close');
+      await new Promise((done) => server.once('exit', done));
+    }
+  });
 });
