@@ -58,21 +58,28 @@ export interface PlanReader {
 /**
  * The plan's digest less `failed`, and how many documents keep a row; undefined: not certain.
  * `each` is given every document's digest on the way (`_documents.jsonl`'s entries, in plan order):
- * only a defined result says they were all of them.
+ * only a defined result says they were all of them. `replanned`: documents re-planned during the
+ * run, each with the digest of the rows its owner batch committed (0..k-1, complete): they stand in
+ * for the document's first plan, which the plan on disk still holds. A re-planned document with a
+ * failed chunk is not certain.
  */
 export function planDigest(
   plan: PlanReader,
   failed: FailedChunks,
   each?: (id: string, digest: DocumentDigest) => void,
+  replanned: ReadonlyMap<string, PairDigest> = new Map(),
 ): { digest: VersionDigest; documents: number } | undefined {
+  for (const id of replanned.keys()) if (failed.has(id)) return undefined;
   const planned = plan.plannedDigests(failed);
   if (!planned) return undefined;
   const digest = new VersionDigest();
   let documents = 0;
   for (const entry of planned) {
     if (entry === undefined) return undefined;
-    digest.addDocument(entry[0], entry[1]);
-    each?.(entry[0], entry[1].value);
+    const [id, planPairs] = entry;
+    const pairs = replanned.get(id) ?? planPairs;
+    digest.addDocument(id, pairs);
+    each?.(id, pairs.value);
     documents += 1;
   }
   return { digest, documents };

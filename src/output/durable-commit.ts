@@ -7,7 +7,7 @@
 import type { Batch, Chunk, EmbeddedBatch } from '../domain.js';
 import type { Ledger } from '../observability/ledger.js';
 import { batchRecordMetadata, batchRecordOf, withoutStaleRows } from './batch-record.js';
-import { type VersionDigest, versionDigestOf } from './contract.js';
+import { PairDigest, type VersionDigest, versionDigestOf } from './contract.js';
 import type { DatasetWriter } from './dataset.js';
 import { GroupCommitter } from './group-committer.js';
 import { hashKey } from './hash-key.js';
@@ -54,6 +54,12 @@ export interface WrittenFile {
 export class DurableCommit {
   /** Data files this process wrote: finalize checks them against the plan without reading them. */
   readonly writtenHere = new Map<string, WrittenFile>();
+  /**
+   * Documents a batch of this process re-planned, with the digest of the rows that batch committed
+   * for them, when those are chunks 0..k-1 each once: finalize puts them in place of the documents'
+   * first plan (see planDigest). A later owner's commit replaces the entry, or removes it.
+   */
+  readonly replannedHere = new Map<string, ReplannedRows>();
   readonly #options: DurableCommitOptions;
   readonly #committer: GroupCommitter;
 
@@ -111,9 +117,45 @@ export class DurableCommit {
       keys,
     );
     await spill.committed(rows.map(({ batch }) => batch.batchId));
+    for (const { batch, embedded } of rows) this.#noteReplanned(batch.batchId, embedded);
     rows.forEach(({ batch }, i) => {
       ledger.commit(records[i]!);
       sizing.release(batch.chunks);
     });
   }
+
+  #noteReplanned(batchId: string, embedded: EmbeddedBatch): void {
+    for (const [documentId, pairs] of replannedDigests(embedded)) {
+      if (pairs) this.replannedHere.set(documentId, { batchId, pairs });
+      else this.replannedHere.delete(documentId);
+    }
+  }
+}
+
+/**
+ * Each document the batch re-planned, with the digest of its rows in the batch when they are
+ * chunks 0..k-1 each once; undefined when they are not (a chunk failed or went stale).
+ */
+export function replannedDigests(embedded: EmbeddedBatch): Map<string, PairDigest | undefined> {
+  const digests = new Map<string, PairDigest | undefined>();
+  for (const documentId of embedded.replanned) {
+    const chunks = embedded.chunks
+      .filter((chunk) => chunk.documentId === documentId)
+      .sort((a, b) => a.index - b.index);
+    const complete = chunks.length > 0 && chunks.every((chunk, k) => chunk.index === k);
+    if (!complete) {
+      digests.set(documentId, undefined);
+      continue;
+    }
+    const pairs = new PairDigest();
+    for (const chunk of chunks) pairs.add(chunk.index, hashKey(chunk.hash));
+    digests.set(documentId, pairs);
+  }
+  return digests;
+}
+
+/** The rows a batch committed for a document it re-planned (DurableCommit.replannedHere). */
+export interface ReplannedRows {
+  readonly batchId: string;
+  readonly pairs: PairDigest;
 }

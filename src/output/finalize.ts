@@ -22,6 +22,7 @@ import {
   type ExpectedRows,
   type FailedChunks,
   failedChunks,
+  type PairDigest,
   type PlanReader,
   planDigest,
   selectRows,
@@ -30,7 +31,7 @@ import {
 } from './contract.js';
 import { type DocumentChanges, documentChanges } from './document-changes.js';
 import { DocumentsFile, writeDocumentsFile } from './documents-file.js';
-import type { WrittenFile } from './durable-commit.js';
+import type { ReplannedRows, WrittenFile } from './durable-commit.js';
 import {
   compactParts,
   type DatasetWriter,
@@ -210,6 +211,8 @@ export interface FinalizeVersionInput {
    * version is all theirs and its rows digest to the plan's, not even their keys are read.
    */
   readonly writtenHere?: ReadonlyMap<string, WrittenFile>;
+  /** Documents re-planned by batches this process committed, with those rows' digest. */
+  readonly replannedHere?: ReadonlyMap<string, ReplannedRows>;
   /** Row keys already read from the version's files (the vector index read them). */
   readonly readKeys?: { rowKeys(file: string): FileRowKeys | undefined };
   readonly planned: readonly string[];
@@ -338,7 +341,16 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
 /** What checking a version against the plan takes (FinalizeVersionInput's). */
 export type VersionCheckInput = Pick<
   FinalizeVersionInput,
-  'writer' | 'planned' | 'owners' | 'expected' | 'model' | 'writtenHere' | 'readKeys' | 'current' | 'logger'
+  | 'writer'
+  | 'planned'
+  | 'owners'
+  | 'expected'
+  | 'model'
+  | 'writtenHere'
+  | 'replannedHere'
+  | 'readKeys'
+  | 'current'
+  | 'logger'
 >;
 
 /**
@@ -365,10 +377,12 @@ export interface CheckedVersion {
 
 /**
  * The version checked without reading a row, where that is certain: every file is a group file
- * this process wrote, holding only planned batches, no document was re-planned, and the digest of
- * the files' rows (summed at their commit) is the digest of the plan's chunks less the failed
- * ones. `_documents.jsonl` then comes from the plan. Undefined otherwise: checkedByRows decides, and
- * names what is wrong (a digest alone cannot). Nothing here grows with the rows.
+ * this process wrote, holding only planned batches, every re-planned document was re-planned by a
+ * batch this process committed (its rows there stand in for its first plan), and the digest of the
+ * files' rows (summed at their commit) is the digest of the plan's chunks less the failed ones. A
+ * re-planned document's first rows left in some file break the equality. `_documents.jsonl` then
+ * comes from the plan. Undefined otherwise: checkedByRows decides, and names what is wrong (a digest
+ * alone cannot). Nothing here grows with the rows.
  */
 async function checkedByDigest(
   input: VersionCheckInput,
@@ -376,7 +390,13 @@ async function checkedByDigest(
   dims: number,
 ): Promise<CheckedVersion | undefined> {
   const { writer, expected, writtenHere } = input;
-  if (!writtenHere || writtenHere.size === 0 || input.owners.size > 0) return undefined;
+  if (!writtenHere || writtenHere.size === 0) return undefined;
+  const replanned = new Map<string, PairDigest>();
+  for (const [documentId, owner] of input.owners) {
+    const rows = input.replannedHere?.get(documentId);
+    if (rows?.batchId !== owner) return undefined;
+    replanned.set(documentId, rows.pairs);
+  }
   const plannedSet = new Set(input.planned);
   const fileOf = await writer.batchFiles();
   for (const batchId of fileOf.keys()) if (!plannedSet.has(batchId)) return undefined;
@@ -396,7 +416,7 @@ async function checkedByDigest(
   const documents = await DocumentsFile.create(writer.dir);
   let plan: ReturnType<typeof planDigest>;
   try {
-    plan = planDigest(expected, failed, (id, digest) => documents.add(id, digest));
+    plan = planDigest(expected, failed, (id, digest) => documents.add(id, digest), replanned);
   } catch (error) {
     await documents.discard();
     throw error;

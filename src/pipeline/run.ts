@@ -357,6 +357,7 @@ async function finalizeRunVersion(
     owners: sizing.owners(),
     expected: stages.expected,
     writtenHere: commit.writtenHere,
+    replannedHere: commit.replannedHere,
     // The index read the row keys of the files it was built from (carried over, resumed).
     ...(index ? { readKeys: await index } : {}),
     failures,

@@ -11,7 +11,9 @@ import {
   documentLines,
   ExpectedRows,
   failedChunks,
+  PairDigest,
   parseDocumentLines,
+  planDigest as planDigestOf,
   rowsDigest,
   selectRows,
   VersionDigest,
@@ -291,6 +293,32 @@ describe('the version digest (a switch that reads no row)', () => {
     const replanned = plan({ e: 1 });
     replanned.replan('e', 'f1');
     expect(replanned.plannedDigests(new Map())).toBeUndefined();
+  });
+
+  it("takes a re-planned document's committed rows in place of its first plan; not certain with a failed chunk", () => {
+    // b was planned as one chunk and re-planned into two; the rows its owner batch committed:
+    const again = [
+      ['b', 0, hashOf('b again', 0)],
+      ['b', 1, hashOf('b again', 1)],
+    ] as const;
+    const pairs = new PairDigest();
+    for (const [, index, hash] of again) pairs.add(index, hashKey(hash));
+    const rows = [...exact.filter(([id]) => id !== 'b'), ...again];
+    const documents: string[] = [];
+    const replanned = new Map([['b', pairs]]);
+    const result = planDigestOf(
+      expected,
+      new Map(),
+      (id, digest) => documents.push(`${id}:${digest.rows}`),
+      replanned,
+    );
+    expect(result?.digest.equals(digestOf(rows))).toBe(true);
+    expect(documents).toEqual(['a:3', 'b:2', 'c:2']);
+    // Without the stand-in, or with the first plan's row left as well: the sums differ.
+    expect(planDigestOf(expected, new Map())?.digest.equals(digestOf(rows))).toBe(false);
+    expect(result?.digest.equals(digestOf([...rows, ['b', 0]]))).toBe(false);
+    // A failed chunk of a re-planned document: its rows cannot say it is complete.
+    expect(planDigestOf(expected, new Map([['b', new Set([1])]]), undefined, replanned)).toBeUndefined();
   });
 
   it("gives _documents.jsonl the lines the rows' grouping gives", () => {

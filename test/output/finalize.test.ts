@@ -15,12 +15,13 @@ import { isTempName } from '../../src/output/atomic.js';
 import {
   DatasetRows,
   ExpectedRows,
+  PairDigest,
   parseDocumentLines,
   rowsDigest,
   versionDigestOf,
 } from '../../src/output/contract.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
-import type { WrittenFile } from '../../src/output/durable-commit.js';
+import { replannedDigests, type WrittenFile } from '../../src/output/durable-commit.js';
 import { checkVersion, compactDataset } from '../../src/output/finalize.js';
 import { hashKey } from '../../src/output/hash-key.js';
 import { DOCUMENTS_FILE } from '../../src/output/jsonl.js';
@@ -196,6 +197,60 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
     expect((error as DatasetContractError).message).toContain('x-0');
   });
 
+  it("takes a document re-planned by a batch this run committed by digest, from that batch's rows; its first rows left in a file go row by row, and are dropped", async () => {
+    const a = batchOf('a', 'x', 3, 2);
+    // Planned: y-1 in two chunks. Sent: batch b re-planned it into three (other texts, other hashes).
+    const planned = batchOf('b', 'y', 3, 2);
+    const again = [0, 1, 2].map((index) => {
+      const text = `y document 1 planned again, chunk ${index}`;
+      return { ...planned.chunks[2]!, index, text, hash: contentHash(MODEL, text) };
+    });
+    const firstPlan = planned.chunks.filter((c) => c.documentId === 'y-1');
+    const sentChunks = planned.chunks.flatMap((c) =>
+      c.documentId !== 'y-1' ? [c] : c.index === 0 ? again : [],
+    );
+    const sent: EmbeddedBatch = {
+      ...planned,
+      chunks: sentChunks,
+      vectors: sentChunks.map((_, i) => planned.vectors[i % planned.vectors.length]!),
+      replanned: ['y-1'],
+    };
+    const pairs = new PairDigest();
+    for (const chunk of again) pairs.add(chunk.index, hashKey(chunk.hash));
+    const replanned = (batchId: string) => ({
+      owners: new Map([['y-1', 'b']]),
+      replannedHere: new Map([['y-1', { batchId, pairs }]]),
+    });
+
+    const { dir, input } = await written('replanned', [[a], [sent]], [a, planned]);
+    const checked = await checkVersion({ ...input, ...replanned('b') }, new Map(), DIMS);
+    expect(checked.byDigest).toBe(true);
+    expect(checked.counted).toMatchObject({ rows: 6 + 4 + 3, documents: 6 });
+    await checked.writeDocuments();
+    const scans = await Promise.all(checked.files.map((file) => readRowKeys(dir, file, 'parquet')));
+    const documents = parseDocumentLines(await readFile(join(dir, DOCUMENTS_FILE), 'utf8'));
+    expect(documents).toEqual(new DatasetRows(scans).digests());
+    expect(documents.get('y-1')).toEqual(pairs.value);
+    // Re-planned by a batch of another run (no rows recorded here), or the rows of another owner:
+    // row by row, the same answer.
+    for (const other of [{ owners: replanned('b').owners }, replanned('a')]) {
+      const again = await written('replanned-elsewhere', [[a], [sent]], [a, planned]);
+      const byRows = await checkVersion({ ...again.input, ...other }, new Map(), DIMS);
+      expect(byRows.byDigest).toBe(false);
+      expect(byRows.counted).toEqual(checked.counted);
+    }
+
+    // A first-plan row of y-1 committed before the re-plan, in batch a's file: the digests differ,
+    // and the row-by-row check drops it (the rewritten file holds a's rows alone).
+    const stale = { ...a, chunks: [...a.chunks, firstPlan[0]!], vectors: [...a.vectors, a.vectors[0]!] };
+    const left = await written('replanned-stale', [[stale], [sent]], [a, planned]);
+    const byRows = await checkVersion({ ...left.input, ...replanned('b') }, new Map(), DIMS);
+    expect(byRows.byDigest).toBe(false);
+    expect(byRows.counted).toMatchObject({ rows: 6 + 4 + 3, documents: 6 });
+    const keys = await Promise.all(byRows.files.map((file) => readRowKeys(left.dir, file, 'parquet')));
+    expect(new DatasetRows(keys).digests()).toEqual(documents);
+  });
+
   it('checks row by row when a row is not the one the plan holds, and names it', async () => {
     const a = batchOf('a', 'x', 2, 2);
     const edited = {
@@ -208,5 +263,32 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
     expect((error as DatasetContractError).message).toContain('x-1');
     // The documents file begun in the digest pass was thrown away when the digests differed.
     expect((await readdir(dir)).filter((name) => isTempName(name) || name === DOCUMENTS_FILE)).toEqual([]);
+  });
+});
+
+describe('replannedDigests: what a batch committed for the documents it re-planned', () => {
+  it("digests a re-planned document's rows 0..k-1, in any order; none when one is missing or repeated", () => {
+    const made = makeBatch({ batchId: 'r', rows: 6, dims: 4, seed: 3 });
+    const chunk = (documentId: string, index: number) => ({
+      ...made.chunks[0]!,
+      documentId,
+      index,
+      text: `${documentId} ${index}`,
+      hash: contentHash('test/model-1', `${documentId} ${index}`),
+    });
+    const chunks = [chunk('d', 2), chunk('d', 0), chunk('d', 1), chunk('e', 0), chunk('e', 2), chunk('f', 0)];
+    const embedded: EmbeddedBatch = { ...made, chunks, replanned: ['d', 'e', 'g'] };
+    const digests = replannedDigests(embedded);
+    const expected = new PairDigest();
+    for (const index of [0, 1, 2]) expected.add(index, hashKey(contentHash('test/model-1', `d ${index}`)));
+    expect(digests.get('d')?.value).toEqual(expected.value);
+    // e lacks chunk 1; g has no row here; f was not re-planned.
+    expect([...digests]).toEqual([
+      ['d', digests.get('d')],
+      ['e', undefined],
+      ['g', undefined],
+    ]);
+    const twice = replannedDigests({ ...embedded, chunks: [...chunks, chunk('d', 1)], replanned: ['d'] });
+    expect(twice.get('d')).toBeUndefined();
   });
 });
