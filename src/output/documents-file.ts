@@ -15,13 +15,15 @@ const PIECE = 2 ** 20;
 
 /** `dir/_documents.jsonl` being written: `add` each document, then `finish` (or `discard`). */
 export class DocumentsFile {
+  readonly #dir: string;
+  readonly #file: TempFile;
   readonly #hash: Hash = createHash('sha256');
   #text = '';
 
-  private constructor(
-    readonly dir: string,
-    private readonly file: TempFile,
-  ) {}
+  private constructor(dir: string, file: TempFile) {
+    this.#dir = dir;
+    this.#file = file;
+  }
 
   static async create(dir: string): Promise<DocumentsFile> {
     return new DocumentsFile(dir, await TempFile.create(join(dir, DOCUMENTS_FILE)));
@@ -36,24 +38,24 @@ export class DocumentsFile {
   async finish(): Promise<string> {
     try {
       this.#flush();
-      await this.file.close();
-      await this.file.moveTo(join(this.dir, DOCUMENTS_FILE));
+      await this.#file.close();
+      await this.#file.moveTo(join(this.#dir, DOCUMENTS_FILE));
     } catch (error) {
-      await this.file.discard();
+      await this.#file.discard();
       throw error;
     }
-    await syncDirectory(this.dir);
+    await syncDirectory(this.#dir);
     return this.#hash.digest('hex');
   }
 
   async discard(): Promise<void> {
-    await this.file.discard();
+    await this.#file.discard();
   }
 
   #flush(): void {
     const bytes = Buffer.from(this.#text, 'utf8');
     this.#hash.update(bytes);
-    this.file.writeNow(bytes);
+    this.#file.writeNow(bytes);
     this.#text = '';
   }
 }

@@ -125,6 +125,7 @@ export class DurableCommit {
   }
 
   #noteReplanned(batchId: string, embedded: EmbeddedBatch): void {
+    if (embedded.replanned.length === 0) return;
     for (const [documentId, pairs] of replannedDigests(embedded)) {
       if (pairs) this.replannedHere.set(documentId, { batchId, pairs });
       else this.replannedHere.delete(documentId);
