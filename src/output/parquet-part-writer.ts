@@ -25,7 +25,7 @@ import { struct, type ThriftStruct, WireType, writeStruct } from './thrift-compa
 
 const MAGIC = Buffer.from('PAR1', 'ascii');
 
-/** The file as pieces to write in order (the vectors are views of `rows.embeddings`, not copies). */
+/** The file as pieces to write in order (the vectors are views of `rows.vectorRuns`, not copies). */
 export function writeParquetPart(
   rows: PartRows,
   metadata: Record<string, string>,
@@ -36,7 +36,7 @@ export function writeParquetPart(
     utf8ColumnChunk('id', rows.ids, codec, { nullable: false, statistics: true }),
     int32ColumnChunk('chunk_index', rows.chunkIndex, codec, { statistics: true }),
     utf8ColumnChunk('text', rows.texts, codec, { nullable: false, statistics: false }),
-    vectorColumnChunk({ name: 'embedding', values: rows.embeddings, dims: rows.dims, rows: rows.ids.length }),
+    vectorColumnChunk({ name: 'embedding', runs: rows.vectorRuns, dims: rows.dims, rows: rows.ids.length }),
     int32ColumnChunk('tokens', rows.tokens, codec, { statistics: true }),
     utf8ColumnChunk('content_hash', rows.hashes, codec, { nullable: false, statistics: false }),
   ];

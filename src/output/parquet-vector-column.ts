@@ -27,8 +27,8 @@ import { struct, type ThriftStruct, WireType } from './thrift-compact.js';
 export interface VectorColumn {
   /** The column's name: its list group, `name.list.item` its leaf. */
   readonly name: string;
-  /** Row-major, `rows * dims` values. */
-  readonly values: Float32Array;
+  /** Row-major, `rows * dims` values, as runs of whole rows one after another. */
+  readonly runs: readonly Float32Array[];
   readonly dims: number;
   readonly rows: number;
 }
@@ -38,6 +38,7 @@ export interface VectorColumn {
  */
 export function vectorColumnChunk(column: VectorColumn): ColumnChunkBytes {
   const pages = vectorPages(column);
+  const values = new RowCursor(column.runs, column.dims);
   const bytes = pages.reduce((sum, page) => sum + page.header.length + page.bodyLength, 0);
   return {
     path: [column.name, 'list', 'item'],
@@ -47,14 +48,13 @@ export function vectorColumnChunk(column: VectorColumn): ColumnChunkBytes {
     pages: pages.length,
     compressedBytes: bytes,
     uncompressedBytes: bytes,
-    pieces: pages.flatMap((page) => pagePieces(page, column)),
+    pieces: pages.flatMap((page) => [pageHead(page), ...values.take(page.rows)]),
   };
 }
 
 interface Page {
   readonly header: Uint8Array;
   readonly bodyLength: number;
-  readonly firstRow: number;
   readonly rows: number;
   readonly repetition: Uint8Array;
   readonly definition: Uint8Array;
@@ -73,13 +73,13 @@ function vectorPages({ dims, rows }: VectorColumn): Page[] {
     const definition = rleRun(count * dims, 1);
     const bodyLength = 4 + repetition.length * count + 4 + definition.length + count * dims * 4;
     const header = dataPageHeader(count * dims, bodyLength, bodyLength);
-    pages.push({ header, bodyLength, firstRow, rows: count, repetition, definition });
+    pages.push({ header, bodyLength, rows: count, repetition, definition });
   }
   return pages;
 }
 
-/** A page as two pieces: its header and levels, then its values (a view of the vectors). */
-function pagePieces(page: Page, { values, dims }: VectorColumn): Uint8Array[] {
+/** A page's header and levels (its values follow: views of the vectors). */
+function pageHead(page: Page): Uint8Array {
   const levels = 4 + page.repetition.length * page.rows + 4 + page.definition.length;
   const head = new Uint8Array(page.header.length + levels);
   const view = new DataView(head.buffer);
@@ -90,12 +90,39 @@ function pagePieces(page: Page, { values, dims }: VectorColumn): Uint8Array[] {
   for (let r = 0; r < page.rows; r++, offset += page.repetition.length) head.set(page.repetition, offset);
   view.setUint32(offset, page.definition.length, true);
   head.set(page.definition, offset + 4);
-  const bytes = new Uint8Array(
-    values.buffer,
-    values.byteOffset + page.firstRow * dims * 4,
-    page.rows * dims * 4,
-  );
-  return [head, bytes];
+  return head;
+}
+
+/** Consecutive rows of the runs, as byte views: a page's rows may span runs. */
+class RowCursor {
+  readonly #runs: readonly Float32Array[];
+  readonly #rowBytes: number;
+  #run = 0;
+  /** Bytes of the current run already taken. */
+  #at = 0;
+
+  constructor(runs: readonly Float32Array[], dims: number) {
+    this.#runs = runs;
+    this.#rowBytes = dims * 4;
+  }
+
+  take(rows: number): Uint8Array[] {
+    const views: Uint8Array[] = [];
+    let wanted = rows * this.#rowBytes;
+    while (wanted > 0) {
+      const run = this.#runs[this.#run];
+      if (run === undefined) throw new Error(`the vector runs hold fewer rows than the column's`);
+      const n = Math.min(wanted, run.byteLength - this.#at);
+      views.push(new Uint8Array(run.buffer, run.byteOffset + this.#at, n));
+      wanted -= n;
+      this.#at += n;
+      if (this.#at === run.byteLength) {
+        this.#run++;
+        this.#at = 0;
+      }
+    }
+    return views;
+  }
 }
 
 /** One row's repetition levels at bit width 1: a run of one 0, then a run of dims − 1 ones. */

@@ -1,10 +1,14 @@
 /**
  * One part file's rows in columnar form: the shape both encoders (Parquet, Arrow IPC) start from.
- * Vectors are copied once into a single flat Float32Array so the Arrow vector column can wrap it
- * without any per-value work.
+ * The vectors stay where the answers put them: runs of whole rows, each a view of one answer's
+ * buffer. The Parquet writer writes the runs as they are; a flat copy is made only for an Arrow
+ * table (flatVectors). A group's copy into one fresh array cost more than the copy itself: the
+ * kernel mapped and faulted in its pages anew for every group (docs/benchmarks.md, "a fourteenth
+ * session"). Parts are encoded synchronously (part-file.ts): the views are read before any await.
  */
 import type { EmbeddedBatch } from '../domain.js';
 import { OutputError } from '../errors.js';
+import { vectorRuns } from './vector-runs.js';
 
 export interface PartRows {
   readonly ids: readonly string[];
@@ -12,8 +16,11 @@ export interface PartRows {
   readonly texts: readonly string[];
   readonly tokens: Int32Array;
   readonly hashes: readonly string[];
-  /** Row-major, `ids.length * dims` values: row i is `embeddings.subarray(i * dims, (i + 1) * dims)`. */
-  readonly embeddings: Float32Array;
+  /**
+   * The vectors, row-major, as runs of whole rows one after another (`ids.length * dims` values
+   * in all); each run is a view, not a copy.
+   */
+  readonly vectorRuns: readonly Float32Array[];
   readonly dims: number;
   /**
    * The image columns (`image_source`, `image_sha256`), in a dataset whose corpus has images; null
@@ -50,7 +57,6 @@ export function partRowsFromBatch(
   const hashes = new Array<string>(n);
   const chunkIndex = new Int32Array(n);
   const tokens = new Int32Array(n);
-  const embeddings = new Float32Array(n * dims);
   const images = imageColumns
     ? { sources: new Array<string | null>(n), hashes: new Array<string | null>(n) }
     : undefined;
@@ -67,7 +73,6 @@ export function partRowsFromBatch(
     hashes[i] = chunk.hash;
     chunkIndex[i] = chunk.index;
     tokens[i] = chunk.tokens;
-    embeddings.set(vector, i * dims);
     const { image } = chunk;
     if (images) {
       images.sources[i] = image?.source ?? null;
@@ -78,5 +83,29 @@ export function partRowsFromBatch(
       );
     }
   }
-  return { ids, chunkIndex, texts, tokens, hashes, embeddings, dims, ...(images ? { images } : {}) };
+  return {
+    ids,
+    chunkIndex,
+    texts,
+    tokens,
+    hashes,
+    vectorRuns: vectorRuns(vectors),
+    dims,
+    ...(images ? { images } : {}),
+  };
+}
+
+/** The rows' vectors in one row-major array: the single run itself, or a copy of the runs. */
+export function flatVectors(rows: PartRows): Float32Array {
+  const runs = rows.vectorRuns;
+  if (runs.length === 1) return runs[0]!;
+  let length = 0;
+  for (const run of runs) length += run.length;
+  const flat = new Float32Array(length);
+  let at = 0;
+  for (const run of runs) {
+    flat.set(run, at);
+    at += run.length;
+  }
+  return flat;
 }

@@ -21,6 +21,7 @@ import type { Chunk, EmbeddedBatch } from '../domain.js';
 import { OutputError } from '../errors.js';
 import { Utf8Buffer } from '../files/utf8-buffer.js';
 import { messageOf } from './fs-errors.js';
+import { vectorRuns } from './vector-runs.js';
 
 export const SPILL_DIR = '_spill';
 
@@ -181,7 +182,7 @@ function encode({ plannedChunks, embedded }: SpilledBatch, scratch: Utf8Buffer):
     }),
     'utf8',
   );
-  const parts = contiguous(vectors);
+  const parts = vectorRuns(vectors).map((run) => Buffer.from(run.buffer, run.byteOffset, run.byteLength));
   const head = Buffer.allocUnsafe(12);
   head.writeUInt32LE(json.length + TEXTS_APART, 0);
   head.writeUInt32LE(
@@ -210,24 +211,6 @@ type SpilledChunk = { readonly [K in Exclude<keyof Chunk, 'text'>]-?: Chunk[K] |
 function spilledFields(chunk: Chunk): SpilledChunk {
   const { documentId, index, start, end, bytes, tokens, hash, image } = chunk;
   return { documentId, index, start, end, bytes, tokens, hash, image };
-}
-
-/**
- * The vectors' bytes as few buffers as they allow: the vectors of one answer are views of one
- * buffer, in order (gateway/decode.ts), so a batch is usually a single part.
- */
-function contiguous(vectors: readonly Float32Array[]): Buffer[] {
-  const parts: Buffer[] = [];
-  let last: { buffer: ArrayBufferLike; start: number; end: number } | undefined;
-  for (const v of vectors) {
-    if (last && last.buffer === v.buffer && last.end === v.byteOffset) last.end += v.byteLength;
-    else {
-      if (last) parts.push(Buffer.from(last.buffer, last.start, last.end - last.start));
-      last = { buffer: v.buffer, start: v.byteOffset, end: v.byteOffset + v.byteLength };
-    }
-  }
-  if (last) parts.push(Buffer.from(last.buffer, last.start, last.end - last.start));
-  return parts;
 }
 
 /** An entry's body; `textBytes` when its texts follow the json (undefined: inside it). */

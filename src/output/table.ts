@@ -28,7 +28,7 @@ import {
   toInt8,
   type VectorType,
 } from '../embedding/vector-form.js';
-import type { PartRows } from './rows.js';
+import { flatVectors, type PartRows } from './rows.js';
 
 /** The column of the document id: what a compaction's row filter is asked about. */
 export const ID_COLUMN = 'id';
@@ -106,16 +106,17 @@ export function partSchema(
   );
 }
 
-/** An Arrow table over `rows`; the vector column wraps `rows.embeddings` without copying. */
+/** An Arrow table over `rows`; the vector column wraps the rows' vectors (copied only when in several runs). */
 export function partTable(rows: PartRows, metadata: Record<string, string>): Table {
   const vectorTypes = vectorTypesOf(metadata);
   const schema = partSchema(rows.dims, metadata, rows.images !== undefined, vectorTypes);
   const length = rows.ids.length;
+  const vectors = flatVectors(rows);
   const embedding = makeData({
     type: embeddingType(rows.dims),
     length,
     nullCount: 0,
-    child: makeData({ type: new Float32(), length: rows.embeddings.length, data: rows.embeddings }),
+    child: makeData({ type: new Float32(), length: vectors.length, data: vectors }),
   });
   const children: Data[] = [
     utf8Data(rows.ids),
@@ -126,7 +127,7 @@ export function partTable(rows: PartRows, metadata: Record<string, string>): Tab
     utf8Data(rows.hashes),
   ];
   if (rows.images) children.push(utf8Data(rows.images.sources), utf8Data(rows.images.hashes));
-  for (const type of vectorTypes) children.push(...quantizedData(type, rows.embeddings, rows.dims, length));
+  for (const type of vectorTypes) children.push(...quantizedData(type, vectors, rows.dims, length));
   const struct = makeData({ type: new Struct(schema.fields), length, nullCount: 0, children });
   return new Table([new RecordBatch(schema, struct)]);
 }

@@ -106,7 +106,7 @@ describe('the quantized columns of a part', () => {
     texts: Array.from({ length: n }, () => 't'),
     tokens: new Int32Array(n),
     hashes: Array.from({ length: n }, (_, i) => `h${i}`),
-    embeddings: Float32Array.from({ length: n * dims }, (_, i) => Math.cos(i)),
+    vectorRuns: [Float32Array.from({ length: n * dims }, (_, i) => Math.cos(i))],
     dims,
   });
   const metadata = {

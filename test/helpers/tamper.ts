@@ -42,7 +42,7 @@ export async function tamperParquet(path: string, edit: (rows: EditableRows) => 
       texts: rows.texts,
       tokens: Int32Array.from(rows.tokens),
       hashes: rows.hashes,
-      embeddings,
+      vectorRuns: [embeddings],
       dims,
     },
     metadata,

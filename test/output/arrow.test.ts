@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { arrowFileMetadata, encodeArrowIpcFile } from '../../src/output/arrow.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import { fileBatches } from '../../src/output/file-batches.js';
-import { partRowsFromBatch } from '../../src/output/rows.js';
+import { flatVectors, partRowsFromBatch } from '../../src/output/rows.js';
 import { firstBitDifference, makeBatch } from './fixtures.js';
 
 let root: string;
@@ -78,7 +78,7 @@ describe('Arrow IPC parts', () => {
     const rows = partRowsFromBatch(makeBatch({ batchId: 'x', rows: 3, dims: 4, seed: 2 }));
     const table = tableFromIPC(encodeArrowIpcFile(rows, {}));
     expect(table.numRows).toBe(3);
-    expect(table.getChild('embedding')!.get(2)!.toArray()).toEqual(rows.embeddings.subarray(8, 12));
+    expect(table.getChild('embedding')!.get(2)!.toArray()).toEqual(flatVectors(rows).subarray(8, 12));
   });
 
   it('names an Arrow stream (not a file) where a data file is read, as an output error', async () => {

@@ -12,7 +12,7 @@ import { asyncBufferFromFile, parquetMetadata, parquetReadObjects } from 'hyparq
 import * as pw from 'parquet-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeParquet, encodeParquetPieces, writerProperties } from '../../src/output/parquet.js';
-import { type PartRows, partRowsFromBatch } from '../../src/output/rows.js';
+import { flatVectors, type PartRows, partRowsFromBatch } from '../../src/output/rows.js';
 import { partTable } from '../../src/output/table.js';
 import { readStruct, writeStruct } from '../../src/output/thrift-compact.js';
 import { query, sqlString } from '../helpers/duckdb.js';
@@ -93,7 +93,7 @@ async function expectVectorsByDuckDb(path: string, rows: PartRows): Promise<void
       rows.tokens[i],
       rows.hashes[i],
     ]);
-    const expected = rows.embeddings.subarray(i * rows.dims, (i + 1) * rows.dims);
+    const expected = flatVectors(rows).subarray(i * rows.dims, (i + 1) * rows.dims);
     expect(firstBitDifference(Float32Array.from(row['embedding'] as number[]), expected), `row ${i}`).toBe(
       -1,
     );
@@ -101,6 +101,32 @@ async function expectVectorsByDuckDb(path: string, rows: PartRows): Promise<void
 }
 
 describe('a part written by embedpipe', () => {
+  it("writes vectors from the answers' buffers as they are, a page spanning several, read back float for float", async () => {
+    // 1,400 rows of 384 dims in answers of 128 rows (the last short), one row reused from
+    // elsewhere: the ~1 MB pages start and end inside answers.
+    const base = rowsOf({ rows: 1400, dims: 384, seed: 5 });
+    const flat = flatVectors(base);
+    const runs: Float32Array[] = [];
+    for (let row = 0; row < 1400; row += 128) {
+      const answer = flat.slice(row * 384, Math.min(1400, row + 128) * 384);
+      if (row === 640)
+        runs.push(
+          answer.subarray(0, 384),
+          Float32Array.from(answer.subarray(384, 768)),
+          answer.subarray(768),
+        );
+      else runs.push(answer);
+    }
+    const rows: PartRows = { ...base, vectorRuns: runs };
+    const path = await write('answer-runs.parquet', encodeParquet(rows, {}));
+    await expectVectorsByDuckDb(path, base);
+    const table = tableFromIPC(pw.readParquet(await readFile(path)).intoIPCStream());
+    const child = table
+      .getChild('embedding')!
+      .data.flatMap((d) => [...(d.children[0]!.values as Float32Array)]);
+    expect(firstBitDifference(Float32Array.from(child), flat)).toBe(-1);
+  });
+
   it.each([
     { rows: 1, dims: 1 },
     { rows: 5, dims: 3 },
@@ -121,7 +147,7 @@ describe('a part written by embedpipe', () => {
       });
       objects.forEach((row, i) => {
         expect(row['id']).toBe(rows.ids[i]);
-        const expected = rows.embeddings.subarray(i * spec.dims, (i + 1) * spec.dims);
+        const expected = flatVectors(rows).subarray(i * spec.dims, (i + 1) * spec.dims);
         expect(firstBitDifference(Float32Array.from(row['embedding'] as number[]), expected)).toBe(-1);
       });
 
@@ -130,7 +156,7 @@ describe('a part written by embedpipe', () => {
       const child = table
         .getChild('embedding')!
         .data.flatMap((d) => [...(d.children[0]!.values as Float32Array)]);
-      expect(firstBitDifference(Float32Array.from(child), rows.embeddings)).toBe(-1);
+      expect(firstBitDifference(Float32Array.from(child), flatVectors(rows))).toBe(-1);
     },
   );
 
@@ -257,7 +283,7 @@ describe('a part written by embedpipe', () => {
         rows.tokens[i],
         rows.hashes[i],
       ]);
-      const expected = rows.embeddings.subarray(i * rows.dims, (i + 1) * rows.dims);
+      const expected = flatVectors(rows).subarray(i * rows.dims, (i + 1) * rows.dims);
       expect(firstBitDifference(Float32Array.from(row['embedding'] as number[]), expected), `row ${i}`).toBe(
         -1,
       );
@@ -292,7 +318,7 @@ describe('a part written by embedpipe', () => {
       texts: Array.from({ length: n }, () => 'x'),
       tokens: new Int32Array(n).fill(1),
       hashes: Array.from({ length: n }, () => 'h'),
-      embeddings: Float32Array.from({ length: n }, (_, i) => i),
+      vectorRuns: [Float32Array.from({ length: n }, (_, i) => i)],
       dims: 1,
     };
     // Written by embedpipe and parquet-wasm (snappy), and by parquet-wasm whole (lz4).

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { OutputError } from '../../src/errors.js';
-import { partRowsFromBatch } from '../../src/output/rows.js';
+import { flatVectors, partRowsFromBatch } from '../../src/output/rows.js';
 import { makeBatch } from './fixtures.js';
 
 describe('partRowsFromBatch', () => {
-  it('copies the columns and the vectors into one flat array', () => {
+  it('takes the columns, and the vectors as views where they are', () => {
     const batch = makeBatch({ batchId: 'b', rows: 5, dims: 3, seed: 1 });
     const rows = partRowsFromBatch(batch);
     expect(rows.dims).toBe(3);
@@ -13,13 +13,32 @@ describe('partRowsFromBatch', () => {
     expect(rows.hashes).toEqual(batch.chunks.map((c) => c.hash));
     expect([...rows.chunkIndex]).toEqual(batch.chunks.map((c) => c.index));
     expect([...rows.tokens]).toEqual(batch.chunks.map((c) => c.tokens));
-    expect(rows.embeddings.length).toBe(15);
+    const flat = flatVectors(rows);
+    expect(flat.length).toBe(15);
     batch.vectors.forEach((v, i) => {
-      expect(rows.embeddings.subarray(i * 3, i * 3 + 3)).toEqual(v);
+      expect(flat.subarray(i * 3, i * 3 + 3)).toEqual(v);
     });
-    // A copy: later changes to the batch's vectors do not leak into the rows.
-    batch.vectors[0]![0] = 42;
-    expect(rows.embeddings[0]).not.toBe(42);
+    // Views, not copies (a part is encoded before anything can change them): one run per vector here,
+    // as each of these vectors has a buffer of its own.
+    expect(rows.vectorRuns.map((run) => run.buffer)).toEqual(batch.vectors.map((v) => v.buffer));
+  });
+
+  it("joins the vectors of one answer's buffer into one run, and starts a run where they leave it", () => {
+    const dims = 4;
+    const answer = Float32Array.from({ length: 5 * dims }, (_, i) => i);
+    const reused = Float32Array.from({ length: dims }, (_, i) => 100 + i);
+    const view = (row: number) => answer.subarray(row * dims, (row + 1) * dims);
+    const batch = makeBatch({ batchId: 'b', rows: 6, dims, seed: 1 });
+    // Rows 0-2 of the answer in order, a vector from elsewhere, then rows 4 and 3 (out of order).
+    const vectors = [view(0), view(1), view(2), reused, view(4), view(3)];
+    const rows = partRowsFromBatch({ ...batch, vectors });
+    expect(rows.vectorRuns.map((run) => [run.buffer === answer.buffer, run.byteOffset, run.length])).toEqual([
+      [true, 0, 12],
+      [false, 0, 4],
+      [true, 64, 4],
+      [true, 48, 4],
+    ]);
+    expect([...flatVectors(rows)]).toEqual(vectors.flatMap((v) => [...v]));
   });
 
   it('refuses mixed dims, wrong expected dims and a vector/chunk count mismatch', () => {
