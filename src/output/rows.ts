@@ -2,9 +2,9 @@
  * One part file's rows in columnar form: the shape both encoders (Parquet, Arrow IPC) start from.
  * The vectors stay where the answers put them: runs of whole rows, each a view of one answer's
  * buffer. The Parquet writer writes the runs as they are; a flat copy is made only for an Arrow
- * table (flatVectors). A group's copy into one fresh array cost more than the copy itself: the
- * kernel mapped and faulted in its pages anew for every group (docs/benchmarks.md, "a fourteenth
- * session"). Parts are encoded synchronously (part-file.ts): the views are read before any await.
+ * table (flatVectors): a group's copy into one fresh array was one more pass over every vector,
+ * and one more buffer of megabytes for the allocator (docs/benchmarks.md, "a fourteenth session").
+ * Parts are encoded synchronously (part-file.ts): the views are read before any await.
  */
 import type { EmbeddedBatch } from '../domain.js';
 import { OutputError } from '../errors.js';
