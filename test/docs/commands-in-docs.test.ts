@@ -569,6 +569,8 @@ describe('the commands the docs show', () => {
       '--ticks-before-optimization',
       '--require',
       '--single-threaded-gc',
+      '--single-threaded',
+      '--no-parallel-scavenge',
       '--no-concurrent-recompilation',
       '--maglev',
       '--liftoff-only',
