@@ -18,7 +18,6 @@ import {
   type ContractViolation,
   checkRows,
   DatasetRows,
-  type DocumentDigest,
   type ExpectedRows,
   type FailedChunks,
   failedChunks,

@@ -37,8 +37,15 @@ export interface VectorColumn {
  * The column's chunk. Its pieces view the vectors where they are: the values are not copied.
  */
 export function vectorColumnChunk(column: VectorColumn): ColumnChunkBytes {
+  let values = 0;
+  for (const run of column.runs) values += run.length;
+  if (values !== column.rows * column.dims) {
+    throw new Error(
+      `column ${column.name}: ${values} vector values for ${column.rows} rows of ${column.dims} dims`,
+    );
+  }
   const pages = vectorPages(column);
-  const values = new RowCursor(column.runs, column.dims);
+  const cursor = new RowCursor(column.runs, column.dims);
   const bytes = pages.reduce((sum, page) => sum + page.header.length + page.bodyLength, 0);
   return {
     path: [column.name, 'list', 'item'],
@@ -48,7 +55,7 @@ export function vectorColumnChunk(column: VectorColumn): ColumnChunkBytes {
     pages: pages.length,
     compressedBytes: bytes,
     uncompressedBytes: bytes,
-    pieces: pages.flatMap((page) => [pageHead(page), ...values.take(page.rows)]),
+    pieces: pages.flatMap((page) => [pageHead(page), ...cursor.take(page.rows)]),
   };
 }
 
@@ -111,7 +118,7 @@ class RowCursor {
     let wanted = rows * this.#rowBytes;
     while (wanted > 0) {
       const run = this.#runs[this.#run];
-      if (run === undefined) throw new Error(`the vector runs hold fewer rows than the column's`);
+      if (run === undefined) throw new Error('the vector runs hold fewer rows than the pages');
       const n = Math.min(wanted, run.byteLength - this.#at);
       views.push(new Uint8Array(run.buffer, run.byteOffset + this.#at, n));
       wanted -= n;

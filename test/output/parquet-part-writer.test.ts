@@ -127,6 +127,17 @@ describe('a part written by embedpipe', () => {
     expect(firstBitDifference(Float32Array.from(child), flat)).toBe(-1);
   });
 
+  it('refuses vector runs that hold more or fewer values than the rows', () => {
+    const rows = rowsOf({ rows: 3, dims: 4, seed: 6 });
+    const [first, second] = rows.vectorRuns;
+    expect(() => encodeParquet({ ...rows, vectorRuns: [first!, second!] }, {})).toThrow(
+      /embedding: 8 vector values for 3 rows of 4 dims/,
+    );
+    expect(() => encodeParquet({ ...rows, vectorRuns: [...rows.vectorRuns, first!] }, {})).toThrow(
+      /16 vector values for 3 rows/,
+    );
+  });
+
   it.each([
     { rows: 1, dims: 1 },
     { rows: 5, dims: 3 },
