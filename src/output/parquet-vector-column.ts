@@ -117,8 +117,8 @@ class RowCursor {
     const views: Uint8Array[] = [];
     let wanted = rows * this.#rowBytes;
     while (wanted > 0) {
-      const run = this.#runs[this.#run];
-      if (run === undefined) throw new Error('the vector runs hold fewer rows than the pages');
+      // The runs hold rows × dims values (vectorColumnChunk checks), so one is left while rows are.
+      const run = this.#runs[this.#run]!;
       const n = Math.min(wanted, run.byteLength - this.#at);
       views.push(new Uint8Array(run.buffer, run.byteOffset + this.#at, n));
       wanted -= n;

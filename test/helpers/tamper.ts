@@ -33,8 +33,6 @@ export async function tamperParquet(path: string, edit: (rows: EditableRows) => 
     ),
   };
   edit(rows);
-  const embeddings = new Float32Array(rows.ids.length * dims);
-  for (const [i, v] of rows.vectors.entries()) embeddings.set(v, i * dims);
   const bytes = encodeParquet(
     {
       ids: rows.ids,
@@ -42,7 +40,7 @@ export async function tamperParquet(path: string, edit: (rows: EditableRows) => 
       texts: rows.texts,
       tokens: Int32Array.from(rows.tokens),
       hashes: rows.hashes,
-      vectorRuns: [embeddings],
+      vectorRuns: rows.vectors,
       dims,
     },
     metadata,
