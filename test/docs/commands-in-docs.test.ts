@@ -575,6 +575,7 @@ describe('the commands the docs show', () => {
       '--maglev',
       '--liftoff-only',
       '--trace-opt',
+      '--trace-deopt',
       '--max-inlined-bytecode-size-cumulative',
       '--max-inlined-bytecode-size',
       '--no-turbo-inlining',
