@@ -30,6 +30,8 @@ const kind = process.argv[5] ?? 'prose';
 const requests = Number(process.env.BENCH_REQUESTS ?? 400);
 // BENCH_PAIRS: embedpipe and the SDK pool measured this many times each, in alternating order.
 const pairs = Number(process.env.BENCH_PAIRS ?? 1);
+if (!Number.isInteger(pairs) || pairs < 1)
+  throw new Error(`BENCH_PAIRS must be a whole number ≥ 1, not ${process.env.BENCH_PAIRS}`);
 let runs = 0;
 const CORPORA = {
   prose: {
