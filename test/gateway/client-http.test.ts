@@ -167,6 +167,52 @@ describe('GatewayClient over HTTP: errors', () => {
     });
   });
 
+  it('turns an answer cut off mid-body into a retryable ConnectionError, not a bad body', async () => {
+    server.reply((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '4000' });
+      res.write('{"data":[{"index":0,"embedding":"AAAA');
+      setTimeout(() => res.socket?.destroy(), 10);
+    });
+    const error = await failure(client.embeddings({ model: 'emu/embed-small', input: 'hi' }));
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error.retryable).toBe(true);
+  });
+
+  it('gives up on a body that stops arriving, at the call deadline', async () => {
+    server.reply((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"data":[{"index":0,');
+    });
+    const error = await failure(
+      client.embeddings({ model: 'emu/embed-small', input: 'hi' }, { timeoutMs: 80 }),
+    );
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect((error as ConnectionError).networkCode).toBe('TIMEOUT');
+  });
+
+  it('reads an answer that arrives in many pieces, one after another, as one body', async () => {
+    const vectors = Array.from({ length: 64 }, (_, i) =>
+      Float32Array.from({ length: 96 }, (_, k) => i + k / 100),
+    );
+    const text = JSON.stringify({
+      data: vectors.map((v, index) => ({ index, embedding: Buffer.from(v.buffer).toString('base64') })),
+    });
+    server.reply((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const pieces = Array.from({ length: Math.ceil(text.length / 997) }, (_, i) =>
+        text.slice(i * 997, (i + 1) * 997),
+      );
+      const next = () => {
+        const piece = pieces.shift();
+        if (piece === undefined) res.end();
+        else res.write(piece, () => setTimeout(next, 1));
+      };
+      next();
+    });
+    const answer = await client.embeddings({ model: 'emu/embed-small', input: vectors.map(() => 'x') });
+    expect(answer.vectors).toEqual(vectors);
+  });
+
   it('turns a refused connection into a ConnectionError', async () => {
     const dead = await startScriptedServer();
     await dead.close();
