@@ -3,6 +3,8 @@
  * written and hashed a megabyte at a time: holding its digests, their text and its bytes at once
  * made the run's peak at the switch (docs/benchmarks.md, "Memory"). A document at a time, so the
  * switch's check can write it in the pass that digests the plan (finalize.ts, checkedByDigest).
+ * Lines are encoded into one reused buffer: joined as a string, each megabyte was a rope of tens
+ * of thousands of strings that lived long enough to be promoted, garbage for the next full GC.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { join } from 'node:path';
@@ -10,15 +12,18 @@ import { syncDirectory, TempFile } from './atomic.js';
 import { type DocumentDigest, documentLine } from './contract.js';
 import { DOCUMENTS_FILE } from './jsonl.js';
 
-/** Characters of lines gathered before they are written. */
+/** Bytes of lines gathered before they are written. */
 const PIECE = 2 ** 20;
+/** UTF-8 bytes a UTF-16 code unit can take at most. */
+const MAX_BYTES_PER_UNIT = 3;
 
 /** `dir/_documents.jsonl` being written: `add` each document, then `finish` (or `discard`). */
 export class DocumentsFile {
   readonly #dir: string;
   readonly #file: TempFile;
   readonly #hash: Hash = createHash('sha256');
-  #text = '';
+  readonly #piece = Buffer.allocUnsafe(PIECE);
+  #used = 0;
 
   private constructor(dir: string, file: TempFile) {
     this.#dir = dir;
@@ -30,8 +35,11 @@ export class DocumentsFile {
   }
 
   add(id: string, digest: DocumentDigest): void {
-    this.#text += documentLine(id, digest);
-    if (this.#text.length >= PIECE) this.#flush();
+    const line = documentLine(id, digest);
+    const most = line.length * MAX_BYTES_PER_UNIT;
+    if (this.#used + most > PIECE) this.#flush();
+    if (most > PIECE) this.#write(Buffer.from(line, 'utf8'));
+    else this.#used += this.#piece.write(line, this.#used, 'utf8');
   }
 
   /** Puts the file in place atomically; resolves with its sha256 (hex). */
@@ -53,10 +61,14 @@ export class DocumentsFile {
   }
 
   #flush(): void {
-    const bytes = Buffer.from(this.#text, 'utf8');
+    if (this.#used === 0) return;
+    this.#write(this.#piece.subarray(0, this.#used));
+    this.#used = 0;
+  }
+
+  #write(bytes: Buffer): void {
     this.#hash.update(bytes);
     this.#file.writeNow(bytes);
-    this.#text = '';
   }
 }
 

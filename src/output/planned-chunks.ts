@@ -64,7 +64,8 @@ export class PlannedChunks implements PlanSink, PlanReader {
 
   async rows(): Promise<ExpectedRows> {
     const expected = new ExpectedRows();
-    for (const record of this.#records()) expected.addKey(record.documentId, record.index, record.key);
+    const record = this.#reader();
+    while (record.next()) expected.addKey(record.documentId, record.index, record.key);
     return expected;
   }
 
@@ -79,11 +80,12 @@ export class PlannedChunks implements PlanSink, PlanReader {
    * only where a chunk failed.
    */
   *plannedDigests(failed: FailedChunks): Generator<[string, PairDigest] | undefined> {
+    const record = this.#reader();
     let id: string | undefined;
     let pairs = new PairDigest();
     let next = 0;
     let gone: ReadonlySet<number> | undefined;
-    for (const record of this.#records()) {
+    while (record.next()) {
       if (record.documentId !== id) {
         if (id !== undefined && pairs.rows > 0) yield [id, pairs];
         id = record.documentId;
@@ -107,45 +109,10 @@ export class PlannedChunks implements PlanSink, PlanReader {
     if (id !== undefined && pairs.rows > 0) yield [id, pairs];
   }
 
-  /** Every chunk planned so far, in order (what is buffered written first). */
-  *#records(): Generator<{ documentId: string; index: number; key: number }> {
+  /** A reader of every chunk planned so far, in order (what is buffered is written first). */
+  #reader(): RecordReader {
     this.#flush();
-    const fd = this.#fd;
-    const written = this.#written;
-    const block = Buffer.allocUnsafe(BLOCK);
-    let have = 0;
-    let at = 0;
-    let offset = 0;
-    /** Whether `bytes` bytes from `at` are in the block, reading more when not (false: the end). */
-    const need = (bytes: number): boolean => {
-      if (at + bytes <= have) return true;
-      block.copy(block, 0, at, have);
-      have -= at;
-      at = 0;
-      while (have < bytes && offset < written) {
-        const n = readSync(fd, block, have, Math.min(BLOCK - have, written - offset), offset);
-        if (n === 0) break;
-        have += n;
-        offset += n;
-      }
-      return have >= bytes;
-    };
-    const torn = () => new OutputError(`${this.#path} (the plan's chunks) ends inside a record`);
-    let documentId = '';
-    while (need(1)) {
-      const tag = block[at];
-      if (tag === CHUNK) {
-        if (!need(CHUNK_BYTES)) throw torn();
-        yield { documentId, index: block.readUInt32LE(at + 1), key: block.readDoubleLE(at + 5) };
-        at += CHUNK_BYTES;
-      } else if (tag === DOCUMENT) {
-        if (!need(5)) throw torn();
-        const length = block.readUInt32LE(at + 1);
-        if (!need(5 + length)) throw torn();
-        documentId = block.toString('utf8', at + 5, at + 5 + length);
-        at += 5 + length;
-      } else throw new OutputError(`${this.#path} (the plan's chunks) holds an unknown record`);
-    }
+    return new RecordReader(this.#fd, this.#written, this.#path);
   }
 
   #reserve(bytes: number): void {
@@ -167,5 +134,74 @@ export class PlannedChunks implements PlanSink, PlanReader {
     }
     this.#written += this.#buffered;
     this.#buffered = 0;
+  }
+}
+
+/**
+ * The plan's records read back a block at a time. `next` moves to the next chunk and sets the
+ * fields in place: an object per chunk was millions of objects at the switch of a large run, and
+ * their collection held its peak memory (docs/benchmarks.md, "Memory").
+ */
+class RecordReader {
+  documentId = '';
+  index = 0;
+  key = 0;
+  readonly #block = Buffer.allocUnsafe(BLOCK);
+  #have = 0;
+  #at = 0;
+  #offset = 0;
+
+  constructor(
+    private readonly fd: number,
+    private readonly written: number,
+    private readonly path: string,
+  ) {}
+
+  /** Moves to the next chunk (reading its document's id on the way); false at the end. */
+  next(): boolean {
+    const block = this.#block;
+    while (this.#need(1)) {
+      const tag = block[this.#at];
+      if (tag === CHUNK) {
+        if (!this.#need(CHUNK_BYTES)) throw this.#torn();
+        this.index = block.readUInt32LE(this.#at + 1);
+        this.key = block.readDoubleLE(this.#at + 5);
+        this.#at += CHUNK_BYTES;
+        return true;
+      }
+      if (tag !== DOCUMENT) throw new OutputError(`${this.path} (the plan's chunks) holds an unknown record`);
+      if (!this.#need(5)) throw this.#torn();
+      const length = block.readUInt32LE(this.#at + 1);
+      if (!this.#need(5 + length)) throw this.#torn();
+      this.documentId = block.toString('utf8', this.#at + 5, this.#at + 5 + length);
+      this.#at += 5 + length;
+    }
+    return false;
+  }
+
+  /** Whether `bytes` bytes from the read position are in the block, reading more when not (false: the end). */
+  #need(bytes: number): boolean {
+    if (this.#at + bytes <= this.#have) return true;
+    const block = this.#block;
+    block.copy(block, 0, this.#at, this.#have);
+    this.#have -= this.#at;
+    this.#at = 0;
+    while (this.#have < bytes && this.#offset < this.written) {
+      const n = readSync(
+        this.fd,
+        block,
+        this.#have,
+        Math.min(BLOCK - this.#have, this.written - this.#offset),
+        this.#offset,
+      );
+      if (n === 0) break;
+      this.#have += n;
+      this.#offset += n;
+    }
+    return this.#have >= bytes;
+  }
+
+  #torn(): OutputError {
+    return new OutputError(`${this.path} (the plan's chunks) ends inside a record`);
   }
 }

@@ -369,6 +369,28 @@ describe('writeDocumentsFile', () => {
     expect(text.split('\n').length - 1).toBe(40_000);
     await rm(dir, { recursive: true });
   });
+
+  it('writes multi-byte ids across its pieces, and an id longer than a piece, byte for byte', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'embedpipe-documents-'));
+    // Lines of 3- and 4-byte characters end a piece at every offset; one id alone is ~1.2 MB of UTF-8.
+    const ids = [
+      ...Array.from({ length: 30_000 }, (_, i) => `漢字👩‍👩‍👧‍👦שלום${i}`),
+      '字'.repeat(400_000),
+      'after',
+    ];
+    const rows = new DatasetRows([
+      scan(
+        'f',
+        ids.map((id) => [id, 0] as const),
+      ),
+    ]);
+    const sha256 = await writeDocumentsFile(dir, rows.digestEntries());
+    const text = documentLines(rows.digests());
+    const written = await readFile(join(dir, DOCUMENTS_FILE));
+    expect(written.equals(Buffer.from(text, 'utf8'))).toBe(true);
+    expect(sha256).toBe(rowsDigest(text));
+    await rm(dir, { recursive: true });
+  });
 });
 
 describe('ExpectedRows lines (the plan a producer hands to a distributed finalize)', () => {
