@@ -36,6 +36,12 @@ export class NumberTable {
     return this.#keys[slot] === EMPTY ? undefined : this.#values[slot];
   }
 
+  /** Empties the table, keeping its arrays (a table refilled to the same size allocates nothing). */
+  clear(): void {
+    this.#keys.fill(EMPTY);
+    this.#size = 0;
+  }
+
   /** The keys, in slot order. */
   keys(): Float64Array {
     const keys = new Float64Array(this.#size);

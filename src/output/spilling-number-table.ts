@@ -99,8 +99,9 @@ export class SpillingNumberTable {
     for (const key of keys) writer.push(key, memory.get(key)!);
     this.#runs.unshift(writer.finish());
     this.#spilled += keys.length;
-    // Sized for the next run at once: a table this large fills again.
-    this.#memory = new NumberTable(this.#memoryEntries);
+    // Its arrays fill again to the same size: reused, not given back to the allocator and taken
+    // again (megabytes each spill, in a heap that then cannot shrink).
+    memory.clear();
     while (this.#runs.length >= 2 && this.#runs[1]!.entries <= 2 * this.#runs[0]!.entries) {
       const [newer, older] = this.#runs.splice(0, 2) as [Run, Run];
       this.#runs.unshift(merge(this.#dir, older, newer));

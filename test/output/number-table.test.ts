@@ -54,6 +54,17 @@ describe('NumberTable', () => {
     expect(table.get(1)).toBeUndefined();
     for (const bad of [-1, 0.5, 2 ** 53, Number.NaN]) expect(() => table.add(bad, 0)).toThrow(RangeError);
   });
+
+  it('is empty once cleared, forgets every key, and refills as a new table would', () => {
+    const table = new NumberTable();
+    const { keys } = fillLikeMap(table, 12, 50_000);
+    table.clear();
+    expect(table.size).toBe(0);
+    expect(table.keys()).toHaveLength(0);
+    for (const key of keys.slice(0, 5_000)) expect(table.get(key)).toBeUndefined();
+    const { keys: again, map } = fillLikeMap(table, 13, 50_000);
+    for (const key of again) expect(table.get(key)).toBe(map.get(key));
+  });
 });
 
 describe('SpillingNumberTable', () => {
