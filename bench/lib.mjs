@@ -30,7 +30,7 @@ export async function startGateway(args = [], prefix = []) {
 }
 
 /**
- * Runs `embedpipe run … --json` in a child; samples its RSS every `sampleMs`. `prefix` runs it
+ * Runs `embedpipe run … --json` in a child; samples its RSS (and VmHWM) every `sampleMs`. `prefix` runs it
  * under another command (e.g. `['taskset', '-c', '0']`). `cpuMs`: its whole-process CPU, exact.
  */
 export async function runEmbedpipe(args, env, options = {}) {
@@ -68,8 +68,8 @@ export async function runMeasured(args, env, { sampleMs = 250, prefix = [] } = {
   const samples = [];
   const started = Date.now();
   const sample = async () => {
-    const rss = await rssOf(child.pid);
-    if (rss) samples.push({ t: Date.now() - started, rss });
+    const memory = await memoryOf(child.pid);
+    if (memory) samples.push({ t: Date.now() - started, ...memory });
   };
   const timer = setInterval(sample, sampleMs);
   const [code] = await once(child, 'exit');
@@ -91,11 +91,16 @@ async function reapedChildrenCpuMs() {
   return (Number(fields[13]) + Number(fields[14])) * 10;
 }
 
-async function rssOf(pid) {
+/**
+ * A process's RSS now and its high-water mark so far (`VmHWM`: the kernel's peak, which a rise
+ * between two samples cannot hide), in bytes.
+ */
+async function memoryOf(pid) {
   try {
     const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    const match = /VmRSS:\s+(\d+) kB/.exec(status);
-    return match ? Number(match[1]) * 1024 : undefined;
+    const rss = /VmRSS:\s+(\d+) kB/.exec(status);
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
+    return rss && hwm ? { rss: Number(rss[1]) * 1024, hwm: Number(hwm[1]) * 1024 } : undefined;
   } catch {
     return undefined;
   }
