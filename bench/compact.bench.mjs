@@ -6,13 +6,13 @@
 //   node bench/compact.bench.mjs --sweep   # DuckDB's scan for several file and row-group sizes
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { link, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { compactParts, DatasetWriter } from '../dist/output/index.js';
-import { mb, random, sentence } from './lib.mjs';
+import { mb, memoryOf, random, sentence } from './lib.mjs';
 
 const ROWS_PER_PART = 128;
 const RUN = { 'embedpipe.model': 'bench/model', 'embedpipe.plan': 'bench-plan', 'embedpipe.tool': 'bench' };
@@ -148,7 +148,7 @@ async function child([dir, fileMb, rowGroupMb]) {
     JSON.stringify({
       ms: Math.round(ms),
       cpuMs: Math.round((cpu.user + cpu.system) / 1000),
-      peakRssBytes: await peakRss(),
+      peakRssBytes: (await memoryOf('self')).hwm,
       files: result.files.map((f) => ({
         file: f.file,
         rows: f.rows,
@@ -157,15 +157,6 @@ async function child([dir, fileMb, rowGroupMb]) {
       })),
     }),
   );
-}
-
-/**
- * VmHWM: this process's peak RSS. Not resourceUsage().maxRSS, which a child inherits from its parent
- * at fork (Linux keeps the pre-exec peak).
- */
-async function peakRss() {
-  const status = await readFile('/proc/self/status', 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) * 1024;
 }
 
 /** Hard links of the parts in a new folder: each setting compacts its own copy, the originals stay. */

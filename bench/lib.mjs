@@ -31,11 +31,16 @@ export async function startGateway(args = [], prefix = []) {
 
 /**
  * Runs `embedpipe run … --json` in a child; samples its RSS (and VmHWM) every `sampleMs`. `prefix` runs it
- * under another command (e.g. `['taskset', '-c', '0']`). `cpuMs`: its whole-process CPU, exact.
+ * under another command (e.g. `['taskset', '-c', '0']`). `cpuMs`: its whole-process CPU, exact;
+ * `peakRss`: its high-water mark.
  */
 export async function runEmbedpipe(args, env, options = {}) {
-  const { stdout, samples, cpuMs } = await runMeasured([CLI, 'run', ...args, '--json'], env, options);
-  return { summary: JSON.parse(stdout), samples, cpuMs };
+  const { stdout, samples, cpuMs, peakRss } = await runMeasured(
+    [CLI, 'run', ...args, '--json'],
+    env,
+    options,
+  );
+  return { summary: JSON.parse(stdout), samples, cpuMs, peakRss };
 }
 
 /**
@@ -79,6 +84,8 @@ export async function runMeasured(args, env, { sampleMs = 250, prefix = [] } = {
     stdout,
     stderr,
     samples,
+    // VmHWM only grows: the last sample's is the peak up to it.
+    peakRss: Math.max(0, ...samples.map((s) => s.hwm)),
     cpuMs: (await reapedChildrenCpuMs()) - before,
     wallMs: Date.now() - started,
   };
@@ -93,9 +100,10 @@ async function reapedChildrenCpuMs() {
 
 /**
  * A process's RSS now and its high-water mark so far (`VmHWM`: the kernel's peak, which a rise
- * between two samples cannot hide), in bytes.
+ * between two samples cannot hide), in bytes; `pid` 'self' for this process. Not
+ * resourceUsage().maxRSS, which a child inherits from its parent at fork (Linux keeps the pre-exec peak).
  */
-async function memoryOf(pid) {
+export async function memoryOf(pid) {
   try {
     const status = await readFile(`/proc/${pid}/status`, 'utf8');
     const rss = /VmRSS:\s+(\d+) kB/.exec(status);

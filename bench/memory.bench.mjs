@@ -19,14 +19,13 @@ try {
   console.log(
     `memory: generated ${mb(bytes)} MB, ${documents} documents in ${((Date.now() - t0) / 1000).toFixed(0)} s`,
   );
-  const { summary, samples } = await runEmbedpipe(
+  const { summary, samples, peakRss } = await runEmbedpipe(
     ['--input', corpus, '--model', 'emu/embed-small', '--out', join(dir, 'out'), '--concurrency', '8'],
     { EMBEDPIPE_BASE_URL: gateway.baseUrl, EMBEDPIPE_API_KEY: API_KEY },
     { sampleMs: 500 },
   );
-  // The kernel's high-water mark: a rise between two samples counts (samples missed the moment a
-  // large run's switch held its peak: docs/benchmarks.md, a sixteenth session).
-  const peak = Math.max(...samples.map((s) => s.hwm));
+  // The peak is the kernel's high-water mark: a rise between two samples counts (samples missed the
+  // moment a large run's switch held its peak: docs/benchmarks.md, a sixteenth session).
   const sampled = Math.max(...samples.map((s) => s.rss));
   const deciles = Array.from(
     { length: 10 },
@@ -42,7 +41,7 @@ try {
       `(${mb(bytes / (summary.elapsedMs / 1000))} MB/s of corpus)`,
   );
   console.log(
-    `memory: peak RSS ${mb(peak)} MB (VmHWM; highest sample ${mb(sampled)} MB); ` +
+    `memory: peak RSS ${mb(peakRss)} MB (VmHWM; highest sample ${mb(sampled)} MB); ` +
       `by decile: ${deciles.map((s) => mb(s.rss)).join(' ')} MB`,
   );
 } finally {

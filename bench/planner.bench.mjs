@@ -54,14 +54,14 @@ const dir = await mkdtemp(join(tmpdir(), 'embedpipe-bench-planner-'));
 /** One dry run: wall ms (spawn to exit), the summary, peak RSS. */
 async function dryRun(input, prefix) {
   const started = performance.now();
-  const { summary, samples } = await runEmbedpipe(
+  const { summary, peakRss } = await runEmbedpipe(
     ['--dry-run', '--emulator', '--input', input, '--model', model, '--out', join(dir, 'out'), ...extraArgs],
     {},
     { prefix },
   );
   const wallMs = performance.now() - started;
   if (summary.status !== 'dry-run') throw new Error(`expected a dry run, got ${summary.status}`);
-  return { wallMs, summary, peakRss: Math.max(0, ...samples.map((s) => s.rss)) };
+  return { wallMs, summary, peakRss };
 }
 
 async function fastest(runs, input, prefix) {

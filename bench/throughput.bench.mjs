@@ -28,7 +28,6 @@ const concurrency = Number(process.argv[3] ?? 8);
 const inputs = Number(process.argv[4] ?? 32);
 const kind = process.argv[5] ?? 'prose';
 const requests = Number(process.env.BENCH_REQUESTS ?? 400);
-// BENCH_PAIRS: embedpipe and the SDK pool measured this many times each, in alternating order.
 const pairs = Number(process.env.BENCH_PAIRS ?? 1);
 if (!Number.isInteger(pairs) || pairs < 1)
   throw new Error(`BENCH_PAIRS must be a whole number ≥ 1, not ${process.env.BENCH_PAIRS}`);
@@ -118,7 +117,7 @@ async function measureEmbedpipe(input, size) {
   runs += 1;
   const out = join(dir, `out-${runs}`);
   const started = performance.now();
-  const { summary, cpuMs, samples } = await runEmbedpipe(
+  const { summary, cpuMs, peakRss } = await runEmbedpipe(
     [
       '--input',
       input,
@@ -150,7 +149,7 @@ async function measureEmbedpipe(input, size) {
     // Steadier than the share of the ceiling on a noisy machine: what each vector cost the client.
     cpuMsPer1k: (cpuMs / summary.rows) * 1000,
     mbPerS: size / 1e6 / (wallMs / 1000),
-    peakMb: Math.max(0, ...samples.map((s) => s.rss)) / 2 ** 20,
+    peakMb: peakRss / 2 ** 20,
   };
 }
 
