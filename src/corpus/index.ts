@@ -252,11 +252,15 @@ async function* read(options: CorpusOptions): AsyncGenerator<CorpusEntry> {
     stats.totalBytes = total;
   });
   let any = false;
-  for await (const entry of entries) {
-    any = true;
-    if (entry.kind === 'document') stats.documents += 1;
-    else stats.rejects += 1;
-    yield entry;
+  try {
+    for await (const entry of entries) {
+      any = true;
+      if (entry.kind === 'document') stats.documents += 1;
+      else stats.rejects += 1;
+      yield entry;
+    }
+  } finally {
+    reading.ids.close();
   }
   // An input with no row at all (an empty file, a CSV of a header only) is a mistake, not a dataset.
   if (!any) throw new UsageError(`no documents in the input: ${path} holds no ${NOTHING_READ[format]}`);

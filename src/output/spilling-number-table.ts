@@ -11,8 +11,8 @@
  * of one block from the page cache: lookups stay synchronous, and a miss (the usual answer) is
  * told by the filters alone.
  */
-import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync } from 'node:fs';
+import { openScratchFile, readAllAt, writeAllAt } from '../files/scratch-file.js';
 import { NumberTable } from './number-table.js';
 
 /** Entries in memory before they move to a run (8 MB of table at most). */
@@ -72,9 +72,9 @@ export class SpillingNumberTable {
 
   /** Sets `key` unless it is there already (the first value stays); true when it was added. */
   add(key: number, value: number): boolean {
-    if (this.#memory.has(key)) return false;
+    // The runs first: then the memory is probed once, by its own add (a key is never in both).
     for (const run of this.#runs) if (this.#find(run, key) !== undefined) return false;
-    this.#memory.add(key, value);
+    if (!this.#memory.add(key, value)) return false;
     if (this.#memory.size >= this.#memoryEntries) this.#spill();
     return true;
   }
@@ -150,9 +150,7 @@ class RunWriter {
   #written = 0;
 
   constructor(dir: string, entries: number) {
-    const path = join(dir, `.reuse-index-${process.pid}-${(nextFile++).toString(36)}`);
-    this.#fd = openSync(path, 'wx+');
-    unlinkSync(path);
+    this.#fd = openScratchFile(dir, 'table');
     this.#entries = entries;
     this.#fences = new Float64Array(Math.ceil(entries / BLOCK));
     // A power of two of bits (10 to 20 a key): a probe is masked, not divided.
@@ -176,17 +174,11 @@ class RunWriter {
   }
 
   #flush(): void {
-    const bytes = new Uint8Array(this.#buffer.buffer, 0, this.#buffered * 16);
-    let done = 0;
-    while (done < bytes.length) {
-      done += writeSync(this.#fd, bytes, done, bytes.length - done, this.#written * 16 + done);
-    }
+    writeAllAt(this.#fd, new Uint8Array(this.#buffer.buffer, 0, this.#buffered * 16), this.#written * 16);
     this.#written += this.#buffered;
     this.#buffered = 0;
   }
 }
-
-let nextFile = 0;
 
 /** One run with the pairs of both, read a chunk at a time (their keys never overlap: add refuses). */
 function merge(dir: string, a: Run, b: Run): Run {
@@ -238,13 +230,7 @@ class RunReader {
 
 /** Reads `count` pairs from pair `first` of a run's file into `into`. */
 function readPairs(fd: number, into: Float64Array, first: number, count: number): void {
-  const bytes = new Uint8Array(into.buffer, 0, count * 16);
-  let read = 0;
-  while (read < bytes.length) {
-    const n = readSync(fd, bytes, read, bytes.length - read, first * 16 + read);
-    if (n === 0) throw new Error('a reuse index file ended early');
-    read += n;
-  }
+  readAllAt(fd, new Uint8Array(into.buffer, 0, count * 16), first * 16, 'a spilled table file');
 }
 
 /**

@@ -33,6 +33,50 @@ describe('IdRegistry', () => {
     for (let i = 0; i < 300_000; i += 9973) expect(ids.claim(`doc-${i}`, 'f', 1)).toBe(`f:${i + 1}`);
   });
 
+  it('keeps the first location of every id once its fingerprints and locations are on disk', () => {
+    // 65 spills of 1,024 fingerprints, and locations well past the log's in-memory buffer.
+    const ids = new IdRegistry({ memoryIds: 1024 });
+    try {
+      let refused = 0;
+      for (let i = 0; i < 66_000; i++) {
+        if (ids.claim(`row-${i}`, i < 33_000 ? 'a.jsonl' : 'b.jsonl', i + 1) !== undefined) refused += 1;
+      }
+      expect(refused).toBe(0);
+      expect(ids.size).toBe(66_000);
+      for (const i of [0, 1, 8191, 8192, 32_999, 33_000, 50_001, 65_999]) {
+        expect(ids.claim(`row-${i}`, 'c.jsonl', 1)).toBe(`${i < 33_000 ? 'a' : 'b'}.jsonl:${i + 1}`);
+      }
+      expect(ids.claim('row-66000', 'c.jsonl', 7)).toBeUndefined();
+      expect(ids.size).toBe(66_001);
+    } finally {
+      ids.close();
+    }
+  });
+
+  it('tells apart ids that share the key but not the whole fingerprint', () => {
+    // With 32 of the 64 bits in the key, ~10 pairs of 300k ids share one: none may be a duplicate.
+    const ids = new IdRegistry({ memoryIds: 4096, checkBits: 32 });
+    const byKey = new Map<number, number>();
+    const sharing: number[] = [];
+    try {
+      let refused = 0;
+      for (let i = 0; i < 300_000; i++) {
+        const lo = fingerprint(`doc-${i}`)[1];
+        const other = byKey.get(lo);
+        if (other !== undefined) sharing.push(other, i);
+        byKey.set(lo, i);
+        if (ids.claim(`doc-${i}`, 'f', i + 1) !== undefined) refused += 1;
+      }
+      expect(refused).toBe(0);
+      expect(ids.size).toBe(300_000);
+      expect(sharing.length).toBeGreaterThan(0);
+      // Every id of a shared key is still known, each at its own line; so are the others.
+      for (const i of [...sharing, 0, 299_999]) expect(ids.claim(`doc-${i}`, 'g', 1)).toBe(`f:${i + 1}`);
+    } finally {
+      ids.close();
+    }
+  });
+
   it('fingerprints by UTF-16 content, including astral characters', () => {
     expect(fingerprint('😀')).not.toEqual(fingerprint('😁'));
     expect(fingerprint('ab')).not.toEqual(fingerprint('ba'));
