@@ -1,7 +1,6 @@
 // `npm run bench`: every benchmark in turn (numbers, not pass/fail). The memory benchmark runs on a
 // 256 MB and a 4 GB corpus (BENCH_MB per entry below; the 4 GB one takes ~5 minutes on 2 cores) and
-// on 1 GB of short documents,
-// BENCH_PLANNER_MB sets the planner benchmark's size (default 256 MB per corpus, three corpora, each on one core and on all).
+// on 1 GB of short documents. BENCH_PLANNER_MB sets the planner benchmark's size (default 256 MB per corpus, three corpora, each on one core and on all).
 import { spawnSync } from 'node:child_process';
 
 const benches = [

@@ -30,7 +30,6 @@ export class IdRegistry {
    * fingerprint → first location. Expected empty: about n²/2^53 such pairs among n ids.
    */
   readonly #sharedKeys = new Map<string, string>();
-  #size = 0;
   readonly #files: string[] = [];
   readonly #fileIndex = new Map<string, number>();
   /** 2^checkBits: the fingerprint's high word is split at it between the key and the value. */
@@ -48,7 +47,7 @@ export class IdRegistry {
 
   /** Number of distinct ids registered. */
   get size(): number {
-    return this.#size;
+    return this.#locations.size + this.#sharedKeys.size;
   }
 
   /**
@@ -63,7 +62,6 @@ export class IdRegistry {
     const ordinal = this.#locations.size;
     if (this.#seen.add(key, ordinal * scale + check)) {
       this.#locations.append(this.#indexOf(file), line);
-      this.#size += 1;
       return undefined;
     }
     const taken = this.#seen.get(key)!;
@@ -75,7 +73,6 @@ export class IdRegistry {
     const first = this.#sharedKeys.get(full);
     if (first !== undefined) return first;
     this.#sharedKeys.set(full, `${file}:${line}`);
-    this.#size += 1;
     return undefined;
   }
 
@@ -84,7 +81,6 @@ export class IdRegistry {
     this.#seen.close();
     this.#locations.close();
     this.#sharedKeys.clear();
-    this.#size = 0;
   }
 
   #indexOf(file: string): number {
