@@ -181,8 +181,9 @@ describe('the rate budget at a gateway limit', () => {
       limits: { requestsPerMinute: 30 },
       headers: false,
       clients: 3,
-      // Ten windows: one client's late 429 wait, a third of a window, is then 3% of the rate, not 6%.
-      requests: 300,
+      // Fourteen windows: one client's late 429 wait, a third of a window, is then 2% of the rate.
+      // (Ten left 3% each: two such waits in a slow phase of the machine put a CI run at 26.93.)
+      requests: 420,
       words: 4,
     };
     const outcome = await drive(scenario, 'r3');
@@ -191,5 +192,5 @@ describe('the rate budget at a gateway limit', () => {
     expect(outcome.shared?.source.requests).toBe('learned');
     expect(outcome.shared?.paced.requests).toBeGreaterThan(600 * 0.8);
     expect(outcome.shared?.paced.requests).toBeLessThan(600 * 1.15);
-  }, 60_000);
+  }, 90_000);
 });
