@@ -5,6 +5,7 @@ import { type RunFlags, readJobFile, resolveRunSettings } from '../config/settin
 import { resolveCorpusFormat } from '../corpus/index.js';
 import { InterruptedError, MissingKeyError, UsageError } from '../errors.js';
 import { createLogger } from '../observability/logger.js';
+import { holdMemoryTarget } from '../observability/memory-target.js';
 import { RunStats } from '../observability/stats.js';
 import { enqueueCorpus } from '../pipeline/enqueue.js';
 import { RedisOutage } from '../queue/outage.js';
@@ -98,6 +99,7 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
     controller.abort(new InterruptedError('interrupted; re-run the same command to finish enqueueing'));
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
+  const memory = holdMemoryTarget(settings.memoryTargetMb, logger);
   try {
     const summary = await enqueueCorpus(settings, {
       client,
@@ -122,6 +124,7 @@ export async function enqueueAction(jobPath: string | undefined, flags: EnqueueF
       );
     }
   } finally {
+    memory.stop();
     process.off('SIGINT', interrupt);
     process.off('SIGTERM', interrupt);
     await client.close();

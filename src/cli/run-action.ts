@@ -12,6 +12,7 @@ import {
   RunStoppedError,
 } from '../errors.js';
 import { createLogger, type Logger } from '../observability/logger.js';
+import { holdMemoryTarget } from '../observability/memory-target.js';
 import { progressIntervalFrom, retryAfterReporter, startProgress } from '../observability/progress.js';
 import { RunStats } from '../observability/stats.js';
 import { FAILURES_FILE, REJECTS_FILE } from '../output/index.js';
@@ -57,6 +58,7 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
   const progress = startProgress(stats, { logger, intervalMs: progressIntervalFrom() });
+  const memory = holdMemoryTarget(settings.memoryTargetMb, logger);
   let summary: RunSummary;
   try {
     summary = await runPipeline(settings, {
@@ -78,6 +80,7 @@ export async function runAction(jobPath: string | undefined, flags: RunCommandFl
     throw error;
   } finally {
     progress.stop();
+    memory.stop();
     process.off('SIGINT', interrupt);
     process.off('SIGTERM', interrupt);
     await client.close();

@@ -3,6 +3,7 @@ import { readEnvironment } from '../config/env.js';
 import { resolveWorkerSettings, type WorkerFlags } from '../config/settings.js';
 import { MissingKeyError } from '../errors.js';
 import { createLogger } from '../observability/logger.js';
+import { holdMemoryTarget } from '../observability/memory-target.js';
 import { startMetricsServer, WorkerMetrics } from '../observability/metrics.js';
 import { RunStats } from '../observability/stats.js';
 import { startWorker } from '../pipeline/work.js';
@@ -55,6 +56,7 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
     settings.metricsPort !== undefined
       ? await startMetricsServer({ port: settings.metricsPort, metrics })
       : undefined;
+  const memory = holdMemoryTarget(settings.memoryTargetMb, logger);
   logger.info({ queue: address.queue, concurrency, metricsPort: server?.port }, 'worker started');
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
@@ -65,6 +67,7 @@ export async function workerAction(flags: WorkerFlags): Promise<void> {
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
   await running.close();
+  memory.stop();
   await sharing.close();
   await pace.close();
   await server?.close();

@@ -434,6 +434,13 @@ export const OPTIONS = {
     commands: CORPUS,
     default: DEFAULTS.commit.maxDelayMs,
   },
+  memoryTarget: {
+    flag: '--memory-target <MB>',
+    help: 'resident memory past which garbage is collected at once (at most once a second, 2% of the time); 0: when V8 chooses',
+    type: int(0, 1_000_000),
+    commands: CLIENTS,
+    default: DEFAULTS.memoryTarget.mb,
+  },
   allowInsecureHttp: {
     ...ALLOW_INSECURE_HTTP,
     commands: CLIENTS,

@@ -90,6 +90,8 @@ export interface RunSettings {
   readonly dryRun: boolean;
   /** Longest an embedded batch waits to be committed with others (what a crash can cost to re-embed). */
   readonly commitIntervalMs: number;
+  /** Resident memory (MB) past which garbage is collected at once; 0: no target. */
+  readonly memoryTargetMb: number;
   /** Let `baseUrl` be plain http:// to a non-loopback host (the key then travels in clear text). */
   readonly allowInsecureHttp: boolean;
   /** Follow symlinks in a text folder that point outside it. */
@@ -182,6 +184,7 @@ export function resolveRunSettings(flags: RunFlags, job: JobFile | undefined, en
     rateLimits: rateLimits(v),
     dryRun: v.get('dryRun'),
     commitIntervalMs: v.get('commitInterval'),
+    memoryTargetMb: v.get('memoryTarget'),
     allowInsecureHttp: v.get('allowInsecureHttp'),
     followSymlinks: v.get('followSymlinks'),
     force: v.get('force'),
@@ -249,6 +252,8 @@ export interface WorkerSettings {
   readonly metricsPort?: number;
   /** `--rpm`, `--tpm`: the shared budget takes them when this worker is the first to pace. */
   readonly rateLimits: PerMinute;
+  /** Resident memory (MB) past which garbage is collected at once; 0: no target. */
+  readonly memoryTargetMb: number;
 }
 
 export function resolveWorkerSettings(flags: WorkerFlags, env: Environment): WorkerSettings {
@@ -268,5 +273,6 @@ export function resolveWorkerSettings(flags: WorkerFlags, env: Environment): Wor
     allowInsecureHttp: v.get('allowInsecureHttp'),
     ...(metricsPort !== undefined ? { metricsPort } : {}),
     rateLimits: rateLimits(v),
+    memoryTargetMb: v.get('memoryTarget'),
   };
 }

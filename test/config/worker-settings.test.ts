@@ -46,6 +46,7 @@ describe('worker settings', () => {
       lockDurationMs: DEFAULTS.distributed.lockDurationMs,
       allowInsecureHttp: false,
       rateLimits: {},
+      memoryTargetMb: DEFAULTS.memoryTarget.mb,
     });
   });
 

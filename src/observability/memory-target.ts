@@ -1,0 +1,132 @@
+/**
+ * A soft target for the process's resident memory. V8 lets its heap grow to a multiple of what
+ * survived the last full collection, and external memory (answers' buffers, held until their group
+ * commits) grow by 64 MB between collections; on a machine with memory to spare the multiple is
+ * large, so a long run's peak rose with its length (docs/benchmarks.md, "Memory"). Past the target
+ * the process collects at once instead of when V8 would: at most once a second, and spaced so that
+ * collections take at most a small share of the time (one that took 40 ms waits 2 s). A collection
+ * that frees next to nothing of the heap and its buffers doubles the wait, up to a minute: a process
+ * whose live data is above the target, or an idle worker whose pages the allocator keeps, is not
+ * collected in a loop. (Freed memory is not told by RSS: V8 and the allocator keep most pages for
+ * reuse, and what the collections do is keep the heap from growing past them.) Below the target
+ * nothing changes.
+ */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { DEFAULTS } from '../config/defaults.js';
+import type { Logger } from './logger.js';
+
+export interface MemoryTargetOptions {
+  /** Resident bytes past which a full collection runs. */
+  readonly targetBytes: number;
+  readonly minGapMs?: number;
+  /** Largest share of the time spent in collections this asked for. */
+  readonly maxShare?: number;
+  /** Longest wait after collections that freed next to nothing. */
+  readonly maxGapMs?: number;
+  /** The process's resident bytes now. */
+  readonly rss?: () => number;
+  /** Bytes of the JS heap and the buffers it holds now (what a collection can free). */
+  readonly heap?: () => number;
+  /** A full, synchronous collection. */
+  readonly collect?: () => void;
+  readonly now?: () => number;
+}
+
+/** What the target cost: the collections it asked for and their time. */
+export interface MemoryTargetReport {
+  readonly collections: number;
+  readonly collectingMs: number;
+}
+
+/** A collection that freed less than this share of the target freed next to nothing. */
+const USEFUL_SHARE = 0.01;
+
+export class MemoryTarget {
+  readonly #targetBytes: number;
+  readonly #minGapMs: number;
+  readonly #maxShare: number;
+  readonly #maxGapMs: number;
+  readonly #rss: () => number;
+  readonly #heap: () => number;
+  readonly #collect: () => void;
+  readonly #now: () => number;
+  #collections = 0;
+  #collectingMs = 0;
+  /** No collection before this time (ms, `now`'s clock). */
+  #notBefore = 0;
+  /** The wait after a collection: minGapMs, doubled by each that freed next to nothing. */
+  #gapMs: number;
+
+  constructor(options: MemoryTargetOptions) {
+    this.#targetBytes = options.targetBytes;
+    this.#minGapMs = options.minGapMs ?? DEFAULTS.memoryTarget.minGapMs;
+    this.#maxShare = options.maxShare ?? DEFAULTS.memoryTarget.maxShare;
+    this.#maxGapMs = options.maxGapMs ?? DEFAULTS.memoryTarget.maxGapMs;
+    this.#gapMs = this.#minGapMs;
+    this.#rss = options.rss ?? process.memoryUsage.rss;
+    this.#heap = options.heap ?? heapAndBuffers;
+    this.#collect = options.collect ?? fullCollection();
+    this.#now = options.now ?? performance.now.bind(performance);
+  }
+
+  /** Collects when past the target and the last collection is far enough behind; true when it did. */
+  check(): boolean {
+    const now = this.#now();
+    if (now < this.#notBefore) return false;
+    if (this.#rss() <= this.#targetBytes) {
+      this.#gapMs = this.#minGapMs;
+      return false;
+    }
+    const before = this.#heap();
+    this.#collect();
+    const took = this.#now() - now;
+    this.#collections += 1;
+    this.#collectingMs += took;
+    const freed = before - this.#heap();
+    this.#gapMs =
+      freed < this.#targetBytes * USEFUL_SHARE ? Math.min(2 * this.#gapMs, this.#maxGapMs) : this.#minGapMs;
+    this.#notBefore = now + Math.max(this.#gapMs, took / this.#maxShare);
+    return true;
+  }
+
+  report(): MemoryTargetReport {
+    return { collections: this.#collections, collectingMs: Math.round(this.#collectingMs) };
+  }
+}
+
+/**
+ * Holds the process near `targetMb` (0: no target) until `stop`, which logs what it cost when it
+ * collected at all. The timer keeps no process alive.
+ */
+export function holdMemoryTarget(targetMb: number, logger: Logger): { stop(): MemoryTargetReport } {
+  if (targetMb === 0) return { stop: () => ({ collections: 0, collectingMs: 0 }) };
+  const target = new MemoryTarget({ targetBytes: targetMb * 2 ** 20 });
+  const timer = setInterval(() => target.check(), DEFAULTS.memoryTarget.checkMs);
+  timer.unref();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      const report = target.report();
+      if (report.collections > 0)
+        logger.info({ targetMb, ...report }, 'collected garbage early to stay near the memory target');
+      return report;
+    },
+  };
+}
+
+function heapAndBuffers(): number {
+  const { heapUsed, external } = process.memoryUsage();
+  return heapUsed + external;
+}
+
+let gc: (() => void) | undefined;
+
+/** V8's `gc()`: the flag exposes it to contexts made after it is set, so one is made for it alone. */
+function fullCollection(): () => void {
+  if (gc === undefined) {
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('gc') as () => void;
+  }
+  return gc;
+}
