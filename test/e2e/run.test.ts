@@ -220,13 +220,23 @@ describe('embedpipe run', () => {
     expect(json.toSend).toMatchObject({ chunks: 2, held: 0, repeated: 2 });
   });
 
-  it('writes Arrow IPC files with --output-format arrow', async () => {
+  it('writes Arrow IPC files with --output-format arrow (and a 1 MB memory target: collections change nothing written)', async () => {
     const out = join(root, 'arrow');
     const r = await runCli(
-      ['run', '--input', corpusPath, '--model', MODEL, '--out', out, '--output-format', 'arrow'],
+      [
+        ...['run', '--input', corpusPath, '--model', MODEL, '--out', out, '--output-format', 'arrow'],
+        ...['--memory-target', '1'],
+      ],
       env(),
     );
     expect(r.code, r.stderr).toBe(0);
+    // Any process is past 1 MB: the target collected, at most once a second, and said so.
+    const target = r.stderr
+      .split('\n')
+      .filter((line) => line.includes('memory target'))
+      .map((line) => JSON.parse(line) as { targetMb: number; collections: number });
+    expect(target).toEqual([expect.objectContaining({ targetMb: 1 })]);
+    expect(target[0]!.collections).toBeGreaterThan(0);
     const files = (await readdir(out)).filter((f) => f.endsWith('.arrow'));
     expect(files.length).toBeGreaterThan(0);
     let rows = 0;
