@@ -66,7 +66,8 @@ export class MemoryTarget {
     this.#gapMs = this.#minGapMs;
     this.#rss = options.rss ?? process.memoryUsage.rss;
     this.#heap = options.heap ?? heapAndBuffers;
-    this.#collect = options.collect ?? fullCollection();
+    // Exposed on the first collection: a process that never passes the target changes nothing.
+    this.#collect = options.collect ?? (() => fullCollection()());
     this.#now = options.now ?? performance.now.bind(performance);
   }
 
