@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError } from '../errors.js';
 import { SCRIPT_ENTRIES } from './faults.js';
 import { EMULATOR_API_KEY, EMULATOR_MANAGEMENT_KEY } from './keys.js';

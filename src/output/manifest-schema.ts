@@ -2,7 +2,7 @@
  * The zod schemas of `_manifest.json` (version 2) and of a previous version's `manifest.json`:
  * what writeManifest checks and readManifest accepts (see manifest.ts, which loads this on first use).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Manifest, ManifestV1 } from './manifest-types.js';
 
 export interface ManifestSchemas {
