@@ -1,7 +1,8 @@
 /**
  * A part's Parquet file written by embedpipe: one row group, the columns in schema order
- * (design.md, "Output"), PLAIN pages, snappy or none, the footer with the run's key-value metadata
- * and the Arrow schema readers restore types from. What parquet-wasm writes of the same rows with
+ * (design.md, "Output"), PLAIN pages, snappy or none (the vectors and content hashes, which snappy
+ * does not shrink, always none), the footer with the run's key-value metadata and the Arrow schema
+ * readers restore types from. What parquet-wasm writes of the same rows with
  * parquet.ts's settings, without handing the rows to it through Arrow IPC: that hand-over and the
  * Rust writer's per-value work were most of a part's encode (docs/benchmarks.md, "a ninth session").
  *
@@ -17,13 +18,15 @@ import {
   utf8ColumnChunk,
   utf8SchemaElement,
 } from './parquet-flat-column.js';
-import { type ColumnChunkBytes, columnChunk, utf8 } from './parquet-format.js';
+import { type ColumnChunkBytes, columnChunk, UNCOMPRESSED, utf8 } from './parquet-format.js';
 import { vectorColumnChunk, vectorSchemaElements } from './parquet-vector-column.js';
 import type { PartRows } from './rows.js';
 import { IMAGE_COLUMNS, partSchema } from './table.js';
 import { struct, type ThriftStruct, WireType, writeStruct } from './thrift-compact.js';
 
 const MAGIC = Buffer.from('PAR1', 'ascii');
+/** Pages stored uncompressed, whatever the part's codec. */
+const AS_THEY_ARE: ChunkCodec = { id: UNCOMPRESSED };
 
 /** The file as pieces to write in order (the vectors are views of `rows.vectorRuns`, not copies). */
 export function writeParquetPart(
@@ -38,7 +41,8 @@ export function writeParquetPart(
     utf8ColumnChunk('text', rows.texts, codec, { nullable: false, statistics: false }),
     vectorColumnChunk({ name: 'embedding', runs: rows.vectorRuns, dims: rows.dims, rows: rows.ids.length }),
     int32ColumnChunk('tokens', rows.tokens, codec, { statistics: true }),
-    utf8ColumnChunk('content_hash', rows.hashes, codec, { nullable: false, statistics: false }),
+    // Hex digests: snappy finds nothing to shrink there (ratio 0.999), so it is not asked to.
+    utf8ColumnChunk('content_hash', rows.hashes, AS_THEY_ARE, { nullable: false, statistics: false }),
   ];
   const schema: ThriftStruct[] = [
     utf8SchemaElement('id', false),

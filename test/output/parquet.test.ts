@@ -167,6 +167,8 @@ describe('Parquet parts read back with DuckDB', () => {
       }
       const column = (name: string) => columns.find((c) => c['path_in_schema'] === name)!;
       expect(column('text')['compression']).toBe(name);
+      // Nor hex digests.
+      expect(column('content_hash')['compression']).toBe(compression === 'snappy' ? 'UNCOMPRESSED' : name);
       expect([column('chunk_index')['stats_min'], column('chunk_index')['stats_max']]).toEqual(['0', '15']);
       expect(column('id')['stats_min_value']).toBe(batch.chunks.map((c) => c.documentId).sort()[0]);
       expect(column('tokens')['stats_max_value']).not.toBeNull();
