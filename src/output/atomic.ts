@@ -3,10 +3,10 @@
  * target. A reader (or a resumed run) sees either the old file or the whole new one, never a torn
  * part file.
  */
-import { writevSync } from 'node:fs';
 import { type FileHandle, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { OutputError } from '../errors.js';
+import { writePiecesAt } from '../files/write-pieces.js';
 import { createForWriting, DirectStream } from './direct-write.js';
 import { messageOf } from './fs-errors.js';
 
@@ -172,7 +172,7 @@ export class TempFile {
         this.stream = new DirectStream(this.path, handle);
         this.staged = true;
         this.size = this.stream.stage(pieces);
-      } else this.size += writeAll(handle.fd, pieces, this.size);
+      } else this.size += writePiecesAt(handle.fd, pieces, this.size);
     } catch (error) {
       throw new OutputError(`cannot write ${this.path}: ${messageOf(error)}`, { cause: error });
     }
@@ -231,23 +231,4 @@ export async function syncDirectory(dir: string): Promise<void> {
   } finally {
     await handle?.close().catch(() => {});
   }
-}
-
-/** Buffers per writev: Linux's IOV_MAX. */
-const MAX_PIECES = 1024;
-
-/** `pieces` one after another from `position`, through writev (no copy into one buffer); short writes resumed. */
-function writeAll(fd: number, pieces: readonly Uint8Array[], position: number): number {
-  let total = 0;
-  let rest = pieces.filter((piece) => piece.byteLength > 0);
-  while (rest.length > 0) {
-    const batch = rest.slice(0, MAX_PIECES);
-    let written = writevSync(fd, batch, position + total);
-    total += written;
-    let used = 0;
-    while (used < batch.length && written >= batch[used]!.byteLength) written -= batch[used++]!.byteLength;
-    rest = rest.slice(used);
-    if (written > 0) rest[0] = rest[0]!.subarray(written);
-  }
-  return total;
 }

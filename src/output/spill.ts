@@ -14,12 +14,14 @@
  * deleted once every batch in it is committed (a segment per commit cost a file created and deleted
  * for every few batches: docs/benchmarks.md).
  */
-import { mkdir, open, readdir, readFile, rm, unlink } from 'node:fs/promises';
+import { closeSync, openSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { Chunk, EmbeddedBatch } from '../domain.js';
 import { OutputError } from '../errors.js';
 import { Utf8Buffer } from '../files/utf8-buffer.js';
+import { writePiecesAt } from '../files/write-pieces.js';
 import { messageOf } from './fs-errors.js';
 import { vectorRuns } from './vector-runs.js';
 
@@ -46,7 +48,7 @@ interface Segment {
 export class SpillLog {
   readonly #dir: string;
   #segments: Segment[] = [];
-  #open: { segment: Segment; handle: Promise<import('node:fs/promises').FileHandle> } | undefined;
+  #open: { segment: Segment; fd: number } | undefined;
   #next: number;
   /** Appends run one at a time, in order (a segment is one sequence of entries). */
   #tail: Promise<void> = Promise.resolve();
@@ -69,13 +71,16 @@ export class SpillLog {
     return new SpillLog(dir, numbers.length > 0 ? Math.max(...numbers) + 1 : 0, segmentBytes);
   }
 
-  /** Appends a batch; resolves once the kernel holds it. */
+  /**
+   * Appends a batch; resolves once the kernel holds it. The write is synchronous: one entry is
+   * small, and handing it to libuv's pool cost more than writing it (docs/benchmarks.md, "a
+   * nineteenth session"), as the data files' writes are.
+   */
   append(spilled: SpilledBatch): Promise<void> {
-    const appended = this.#tail.then(async () => {
+    const appended = this.#tail.then(() => {
       this.#open ??= this.#startSegment();
-      const { segment, handle } = this.#open;
-      const { bytesWritten } = await (await handle).writev(encode(spilled, this.#texts));
-      segment.bytes += bytesWritten;
+      const { segment, fd } = this.#open;
+      segment.bytes += writePiecesAt(fd, encode(spilled, this.#texts), segment.bytes);
       segment.pending.add(spilled.embedded.batchId);
     });
     this.#tail = appended.catch(() => {});
@@ -93,7 +98,7 @@ export class SpillLog {
     const pruned = this.#tail.then(async () => {
       if (this.#open && this.#open.segment.bytes >= this.#segmentBytes) {
         this.#open.segment.sealed = true;
-        await (await this.#open.handle).close();
+        closeSync(this.#open.fd);
         this.#open = undefined;
       }
       const keep: Segment[] = [];
@@ -118,20 +123,22 @@ export class SpillLog {
   /** Removes the spill folder (every batch in it is committed, or its version is gone). */
   async remove(): Promise<void> {
     await this.#tail;
-    if (this.#open) await (await this.#open.handle).close();
+    if (this.#open) closeSync(this.#open.fd);
     this.#open = undefined;
     await rm(this.#dir, { recursive: true, force: true });
   }
 
-  #startSegment(): { segment: Segment; handle: Promise<import('node:fs/promises').FileHandle> } {
+  #startSegment(): { segment: Segment; fd: number } {
     const segment: Segment = {
       path: join(this.#dir, `${String(this.#next++).padStart(6, '0')}.spill`),
       pending: new Set(),
       sealed: false,
       bytes: 0,
     };
+    // Opened first: a segment that cannot be opened is not listed as holding anything.
+    const fd = openSync(segment.path, 'wx');
     this.#segments.push(segment);
-    return { segment, handle: open(segment.path, 'a') };
+    return { segment, fd };
   }
 }
 
