@@ -7,6 +7,27 @@
 import { rm } from 'node:fs/promises';
 import { build } from 'esbuild';
 
+/**
+ * undici's HTTP/2 client in place of a stub: it is used only when a connection negotiates h2, which
+ * needs `allowH2`, and embedpipe's gateway client never sets it (HTTP/1.1 keep-alive). Bundled,
+ * its `require('node:http2')` loaded Node's HTTP/2 module at every start-up (~12 ms of CPU).
+ */
+const withoutHttp2 = {
+  name: 'without-http2',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/client-h2\.js$/ }, (args) =>
+      args.importer.endsWith('/undici/lib/dispatcher/client.js')
+        ? { path: 'undici-client-h2-stub', namespace: 'without-http2' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'without-http2' }, () => ({
+      contents:
+        "module.exports = function connectH2() { throw new Error('HTTP/2 is not built into embedpipe: its gateway client speaks HTTP/1.1 (allowH2 is never set)'); };",
+      loader: 'js',
+    }));
+  },
+};
+
 const outdir = new URL('../dist/bundle/', import.meta.url).pathname;
 await rm(outdir, { recursive: true, force: true });
 await build({
@@ -32,6 +53,7 @@ await build({
   banner: {
     js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
   },
+  plugins: [withoutHttp2],
   logLevel: 'warning',
   legalComments: 'none',
 });
