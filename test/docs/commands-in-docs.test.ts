@@ -580,6 +580,7 @@ describe('the commands the docs show', () => {
       '--max-inlined-bytecode-size',
       '--no-turbo-inlining',
       '--heap-growing-percent',
+      '--perf-basic-prof',
     ];
     const known = new Set([...help.values()].flatMap((flags) => [...flags]));
     const unknown = PAGES.flatMap((page) =>
