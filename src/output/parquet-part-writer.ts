@@ -2,9 +2,9 @@
  * A part's Parquet file written by embedpipe: one row group, the columns in schema order
  * (design.md, "Output"), PLAIN pages, snappy or none (the vectors and content hashes, which snappy
  * does not shrink, always none), the footer with the run's key-value metadata and the Arrow schema
- * readers restore types from. What parquet-wasm writes of the same rows with
- * parquet.ts's settings, without handing the rows to it through Arrow IPC: that hand-over and the
- * Rust writer's per-value work were most of a part's encode (docs/benchmarks.md, "a ninth session").
+ * readers restore types from. What parquet-wasm writes of the same rows with parquet.ts's
+ * settings, without handing the rows to it through Arrow IPC: that hand-over and the Rust writer's
+ * per-value work were most of a part's encode (docs/benchmarks.md, "a ninth session").
  *
  * The quantized vector columns (`--vector-type`) are not written here: a part with any goes through
  * parquet-wasm whole, as zstd and lz4 parts do.

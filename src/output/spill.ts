@@ -72,9 +72,9 @@ export class SpillLog {
   }
 
   /**
-   * Appends a batch; resolves once the kernel holds it. The write is synchronous: one entry is
-   * small, and handing it to libuv's pool cost more than writing it (docs/benchmarks.md, "a
-   * nineteenth session"), as the data files' writes are.
+   * Appends a batch; resolves once the kernel holds it. The write is synchronous, as the data
+   * files' are: an entry is small, and handing it to libuv's pool cost more than writing it
+   * (docs/benchmarks.md, "a nineteenth session").
    */
   append(spilled: SpilledBatch): Promise<void> {
     const appended = this.#tail.then(() => {
