@@ -10,26 +10,15 @@ import { spawn } from 'node:child_process';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { API_KEY, startGateway, writeJsonlCorpus } from './lib.mjs';
-import { writeMultilingualCorpus } from './multilingual.mjs';
+import { corpusOf } from './corpora.mjs';
+import { API_KEY, startGateway } from './lib.mjs';
 
 const [kind = 'prose', pairsArg = '6', oldCli, newCli] = process.argv.slice(2);
 if (!oldCli || !newCli)
   throw new Error('usage: node bench/paired-builds.mjs prose|multilingual PAIRS OLD_CLI NEW_CLI');
-const CORPORA = {
-  prose: {
-    model: 'emu/embed-small',
-    write: (path) => writeJsonlCorpus(path, Infinity, 60, { maxDocuments: 51200 }),
-  },
-  multilingual: {
-    model: 'emu/embed-large',
-    write: (path) => writeMultilingualCorpus(path, Infinity, { maxDocuments: 51200 }),
-  },
-};
-const corpus = CORPORA[kind];
-if (!corpus) throw new Error(`unknown corpus kind ${kind}; known: ${Object.keys(CORPORA).join(', ')}`);
+const corpus = corpusOf(kind);
 const input = join(tmpdir(), `embedpipe-paired-${kind}.jsonl`);
-await stat(input).catch(() => corpus.write(input));
+await stat(input).catch(() => corpus.write(input, 51_200));
 
 const gateway = await startGateway(['--latency', '50'], ['taskset', '-c', '1']);
 

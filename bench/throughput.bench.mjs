@@ -21,8 +21,8 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { API_KEY, mb, runEmbedpipe, runMeasured, startGateway, writeJsonlCorpus } from './lib.mjs';
-import { writeMultilingualCorpus } from './multilingual.mjs';
+import { corpusOf } from './corpora.mjs';
+import { API_KEY, mb, runEmbedpipe, runMeasured, startGateway } from './lib.mjs';
 
 const latencyMs = Number(process.argv[2] ?? 50);
 const concurrency = Number(process.argv[3] ?? 8);
@@ -33,18 +33,7 @@ const pairs = Number(process.env.BENCH_PAIRS ?? 1);
 if (!Number.isInteger(pairs) || pairs < 1)
   throw new Error(`BENCH_PAIRS must be a whole number ≥ 1, not ${process.env.BENCH_PAIRS}`);
 let runs = 0;
-const CORPORA = {
-  prose: {
-    model: 'emu/embed-small',
-    write: (path, documents) => writeJsonlCorpus(path, Infinity, 60, { maxDocuments: documents }),
-  },
-  multilingual: {
-    model: 'emu/embed-large',
-    write: (path, documents) => writeMultilingualCorpus(path, Infinity, { maxDocuments: documents }),
-  },
-};
-const corpus = CORPORA[kind];
-if (!corpus) throw new Error(`unknown corpus kind ${kind}; known: ${Object.keys(CORPORA).join(', ')}`);
+const corpus = corpusOf(kind);
 const model = process.env.BENCH_MODEL ?? corpus.model;
 
 const dir = await mkdtemp(join(tmpdir(), 'embedpipe-bench-'));
