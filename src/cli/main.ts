@@ -3,7 +3,8 @@
  * The `embedpipe` command. The only place that turns errors into exit codes: every error a user can
  * cause is an EmbedpipeError and prints as one line naming the problem.
  */
-import { setFlagsFromString } from 'node:v8';
+// First: the V8 flags, before any other module is compiled.
+import './v8-flags.js';
 import { Command, CommanderError } from 'commander';
 import { EmbedpipeError, ExitCode, MissingKeyError } from '../errors.js';
 import { TOOL } from '../version.js';
@@ -24,17 +25,6 @@ import { registerSync } from './sync.js';
 import { registerTranscribe } from './transcribe.js';
 import { registerVerify } from './verify.js';
 import { registerWorker } from './worker.js';
-
-// Wasm (parquet-wasm) stays on V8's baseline compiler, Liftoff. Tiering its hot functions up to
-// TurboFan took ~0.35 CPU s a run on V8's background threads, more than the faster code gave back
-// in runs of 50,000 to 250,000 vectors (docs/benchmarks.md, "Wasm on Liftoff alone"). Set before
-// any command loads a wasm module.
-setFlagsFromString('--liftoff-only');
-// JavaScript tiers up to TurboFan later: a function must run ~9× more bytecode first. A run's code
-// meets new shapes for its first seconds (calibration, the first answers, the first commit), and
-// at V8's default budget TurboFan compiled and recompiled it all on the core the run shares with
-// it; Sparkplug's baseline code holds meanwhile (docs/benchmarks.md, "TurboFan later").
-setFlagsFromString('--interrupt-budget=600000');
 
 function buildProgram(): Command {
   const program = new Command('embedpipe')
@@ -117,9 +107,10 @@ function isFileSystemError(error: unknown): error is NodeJS.ErrnoException & { p
   return typeof code === 'string' && typeof syscall === 'string' && typeof path === 'string';
 }
 
+// No top-level await: the bundle users run is CommonJS (see bundle-loader.ts).
 const argv = process.argv.slice(2);
-try {
-  await buildProgram().parseAsync(argv, { from: 'user' });
-} catch (error) {
-  process.exitCode = report(error, argv);
-}
+buildProgram()
+  .parseAsync(argv, { from: 'user' })
+  .catch((error: unknown) => {
+    process.exitCode = report(error, argv);
+  });

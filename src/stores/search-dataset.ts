@@ -3,6 +3,7 @@
  * read by DuckDB (the reader users query the dataset with); an Arrow dataset, which DuckDB does not
  * read without an extension, is scanned here a file at a time.
  */
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { cosine } from '../embedding/cosine.js';
 import { readColumns } from '../output/columns.js';
@@ -25,7 +26,10 @@ async function searchParquet(
   query: Float32Array,
   k: number,
 ): Promise<SearchHit[]> {
-  const { DuckDBInstance } = await import('@duckdb/node-api');
+  // By require: the CLI's bundle is CommonJS, compiled from a code cache (cli/bundle-loader.ts).
+  const { DuckDBInstance } = createRequire(import.meta.url)(
+    '@duckdb/node-api',
+  ) as typeof import('@duckdb/node-api');
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   try {
