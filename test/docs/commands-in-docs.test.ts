@@ -581,6 +581,7 @@ describe('the commands the docs show', () => {
       '--no-turbo-inlining',
       '--heap-growing-percent',
       '--perf-basic-prof',
+      '--stack-size',
     ];
     const known = new Set([...help.values()].flatMap((flags) => [...flags]));
     const unknown = PAGES.flatMap((page) =>
