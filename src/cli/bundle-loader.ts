@@ -51,20 +51,26 @@ function writeCache(file: string, data: Buffer): void {
   writeFileSync(file, Buffer.concat([data, trailer]));
 }
 
-const cache = readCache(cacheFile);
-// The bundle is ASCII (the bundler checks): read as latin1, V8 keeps it as a one-byte string.
-const wrapped = `(function (exports, require, module, __filename, __dirname) {${readFileSync(bundle, 'latin1')}\n})`;
-// No dynamic import() in it (the bundler checks): compiled from a cache, a script loses Node's
-// import callback, so packages outside the bundle are loaded by require.
-const script = new Script(wrapped, { filename: bundle, cachedData: cache.data });
+/** The bundle as a script, compiled from its cache where V8 takes it (the cache is not kept). */
+function compileBundle(): Script {
+  const cache = readCache(cacheFile);
+  // The bundle is ASCII (the bundler checks): read as latin1, V8 keeps it as a one-byte string.
+  const wrapped = `(function (exports, require, module, __filename, __dirname) {${readFileSync(bundle, 'latin1')}\n})`;
+  // No dynamic import() in it (the bundler checks): compiled from a cache, a script loses Node's
+  // import callback, so packages outside the bundle are loaded by require.
+  const script = new Script(wrapped, { filename: bundle, cachedData: cache.data });
+  if (process.env['EMBEDPIPE_REPORT_CODE_CACHE'] === '1') {
+    const state =
+      cache.state === 'read' ? (script.cachedDataRejected ? 'rejected' : 'accepted') : cache.state;
+    process.stderr.write(`embedpipe: code cache ${cacheFile}: ${state}\n`);
+  }
+  return script;
+}
 
+const script = compileBundle();
 // Build time only: the bundler runs a command with this set to record what it compiled.
 const writeCacheTo = process.env['EMBEDPIPE_WRITE_CODE_CACHE'];
 if (writeCacheTo) process.once('exit', () => writeCache(writeCacheTo, script.createCachedData()));
-if (process.env['EMBEDPIPE_REPORT_CODE_CACHE'] === '1') {
-  const state = cache.state === 'read' ? (script.cachedDataRejected ? 'rejected' : 'accepted') : cache.state;
-  process.stderr.write(`embedpipe: code cache ${cacheFile}: ${state}\n`);
-}
 
 const commonJs = { exports: {} };
 (script.runInThisContext() as (...args: unknown[]) => void).call(
