@@ -114,8 +114,11 @@ try {
   await writeFile(corpus, `${lines.join('\n')}\n`);
   const record = (kind, args) => {
     const result = spawnSync(process.execPath, [loader, ...args], {
+      // Not the builder's environment: no gateway, key or log settings of theirs in the recording.
       env: {
-        ...process.env,
+        PATH: process.env.PATH,
+        HOME: process.env.HOME ?? scratch,
+        TMPDIR: process.env.TMPDIR ?? tmpdir(),
         EMBEDPIPE_WRITE_CODE_CACHE: join(outdir, `embedpipe-${bundleId}.${kind}.cache`),
       },
       encoding: 'utf8',

@@ -2,13 +2,13 @@
 /**
  * The `bin` users run (dist/bundle/main.js): loads the CLI's CommonJS bundle (embedpipe.cjs, beside
  * it) from a V8 code cache made at build time (scripts/bundle.mjs), so a start-up does not parse
- * and compile the code it runs: a one-document run spent ~0.1 CPU s on it, and a 51,200-input run
- * ~3% of its CPU (docs/benchmarks.md, "a twentieth session"). Node 20 has no compile cache for ES
- * modules, hence CommonJS. Only ever run bundled: BUNDLE_ID is set by the bundler.
+ * and compile the code it runs (docs/benchmarks.md, "a twentieth session"). Node 20 has no compile
+ * cache for ES modules, hence CommonJS. Only ever run bundled: BUNDLE_ID is set by the bundler.
  *
  * Two caches: a light one (what --help and --version compile) and a full one (what a run
- * compiles); reading the full one cost --help more than it saved. A cache that is missing,
- * damaged (its crc), or rejected by V8 (another Node, other V8 flags) only means compiling as usual.
+ * compiles); reading the full one cost --help more than it saved. Which one is read is a matter of
+ * speed only: a cache that is missing, damaged (its crc), or rejected by V8 (another Node, other V8
+ * flags) only means compiling as usual.
  */
 // First: the flags a cache was made under (V8 rejects it under others).
 import './v8-flags.js';
