@@ -1,6 +1,7 @@
 import { closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { openScratchFile, readAllAt, writeAllAt } from '../files/scratch-file.js';
+import { openScratchFile, readAllAt } from '../files/scratch-file.js';
+import { writePiecesAt } from '../files/write-pieces.js';
 import { fingerprint } from '../fingerprint.js';
 import { SpillingNumberTable } from '../output/spilling-number-table.js';
 
@@ -138,7 +139,7 @@ class LocationLog {
 
   #flush(): void {
     this.#fd ??= openScratchFile(tmpdir(), 'ids');
-    writeAllAt(this.#fd, new Uint8Array(this.#buffer.buffer, 0, this.#buffered * 8), this.#written * 8);
+    writePiecesAt(this.#fd, [new Uint8Array(this.#buffer.buffer, 0, this.#buffered * 8)], this.#written * 8);
     this.#written += this.#buffered;
     this.#buffered = 0;
   }

@@ -2,9 +2,9 @@
  * Scratch files for state that must not grow in memory (the spilling tables' runs, the id
  * registry's locations): each is unlinked as soon as it is opened, so it is freed when its
  * descriptor closes or the process ends, however it ends. Reads and writes are synchronous and
- * positioned, so callers stay synchronous.
+ * positioned, so callers stay synchronous (writes: files/write-pieces.ts).
  */
-import { openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { openSync, readSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
 let nextFile = 0;
@@ -15,12 +15,6 @@ export function openScratchFile(dir: string, kind: string): number {
   const fd = openSync(path, 'wx+');
   unlinkSync(path);
   return fd;
-}
-
-/** Writes all of `bytes` at `position`. */
-export function writeAllAt(fd: number, bytes: Uint8Array, position: number): void {
-  let done = 0;
-  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
 }
 
 /** Fills `bytes` from `position`; throws naming `what` when the file ends first. */

@@ -12,7 +12,8 @@
  * told by the filters alone.
  */
 import { closeSync } from 'node:fs';
-import { openScratchFile, readAllAt, writeAllAt } from '../files/scratch-file.js';
+import { openScratchFile, readAllAt } from '../files/scratch-file.js';
+import { writePiecesAt } from '../files/write-pieces.js';
 import { NumberTable } from './number-table.js';
 
 /** Entries in memory before they move to a run (8 MB of table at most). */
@@ -174,7 +175,11 @@ class RunWriter {
   }
 
   #flush(): void {
-    writeAllAt(this.#fd, new Uint8Array(this.#buffer.buffer, 0, this.#buffered * 16), this.#written * 16);
+    writePiecesAt(
+      this.#fd,
+      [new Uint8Array(this.#buffer.buffer, 0, this.#buffered * 16)],
+      this.#written * 16,
+    );
     this.#written += this.#buffered;
     this.#buffered = 0;
   }
