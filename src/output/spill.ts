@@ -17,9 +17,9 @@
 import { closeSync, openSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { crc32 } from 'node:zlib';
 import type { Chunk, EmbeddedBatch } from '../domain.js';
 import { OutputError } from '../errors.js';
+import { crc32 } from '../files/crc32.js';
 import { Utf8Buffer } from '../files/utf8-buffer.js';
 import { writePiecesAt } from '../files/write-pieces.js';
 import { messageOf } from './fs-errors.js';
