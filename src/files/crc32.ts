@@ -1,9 +1,9 @@
 /**
- * CRC-32 (the IEEE polynomial, zlib's): the spill's check of every entry. Node's `zlib.crc32` runs
- * table-driven; `@node-rs/crc32` (crc32fast, carry-less multiply) gives the same value about three
- * times faster on large buffers, and the spill checks every vector a run is sent back
- * (docs/benchmarks.md, "a twenty-first session"). Where its prebuilt binary is missing for the
- * platform, zlib's is used: the values, and so the files, are the same either way.
+ * CRC-32 (the IEEE polynomial, zlib's): the spill's check of every entry, so of every vector a run
+ * is sent back. Node's `zlib.crc32` runs table-driven; `@node-rs/crc32` (crc32fast, carry-less
+ * multiply) gives the same value faster (docs/benchmarks.md, "a twenty-first session"). Where its
+ * prebuilt binary is missing for the platform, zlib's is used: the values, and so the files, are
+ * the same either way.
  */
 import { createRequire } from 'node:module';
 import { crc32 as zlibCrc32 } from 'node:zlib';
