@@ -6,7 +6,8 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 
-export const CLI = new URL('../dist/bundle/main.js', import.meta.url).pathname;
+// BENCH_CLI: another build's main.js (e.g. a copy of the last build's dist/bundle) to measure instead.
+export const CLI = process.env.BENCH_CLI ?? new URL('../dist/bundle/main.js', import.meta.url).pathname;
 export const API_KEY = 'emu-test-key';
 
 /**
