@@ -286,8 +286,14 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
   const changes =
     current && current.manifest.model === input.model
       ? await documentChanges(
-          { dir: current.dir, files: current.manifest.files, format: writer.format },
-          { dir: writer.dir, files, format: writer.format },
+          {
+            dir: current.dir,
+            files: current.manifest.files,
+            format: writer.format,
+            documentsRecord: current.manifest.contract !== undefined,
+          },
+          // Its `_documents.jsonl` was written above.
+          { dir: writer.dir, files, format: writer.format, documentsRecord: true },
         )
       : undefined;
   const dataset: ManifestDataset = {

@@ -1,10 +1,19 @@
-/** documentChanges: documents compared by their chunk hashes in chunk order, over real data files. */
+/**
+ * documentChanges: documents compared by their chunk hashes in chunk order, over real data files,
+ * and over the `_documents.jsonl` records a switch writes (the same answers either way).
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EmbeddedBatch } from '../../src/domain.js';
 import { OutputError } from '../../src/errors.js';
+import { PairDigest } from '../../src/output/contract.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import { documentChanges, type VersionFiles } from '../../src/output/document-changes.js';
+import { DocumentsFile } from '../../src/output/documents-file.js';
+import { hashKey } from '../../src/output/hash-key.js';
+import { DOCUMENTS_FILE } from '../../src/output/jsonl.js';
 import type { OutputFormat } from '../../src/output/part-file.js';
 import { embeddedBatch, textChunk } from '../helpers/chunks.js';
 import { tempFolder } from '../helpers/temp.js';
@@ -15,7 +24,7 @@ let n = 0;
 /** A row: document id, chunk index, content hash (the text is derived from the hash). */
 type Row = readonly [id: string, index: number, hash: string];
 
-const hash = (name: string) => name.padStart(64, '0');
+const hash = (name: string) => createHash('sha256').update(name).digest('hex');
 
 function batchOf(batchId: string, rows: readonly Row[]): EmbeddedBatch {
   const chunks = rows.map(([documentId, index, h]) =>
@@ -29,18 +38,44 @@ function batchOf(batchId: string, rows: readonly Row[]): EmbeddedBatch {
   );
 }
 
-/** A version folder holding one real data file per group of rows. */
+type Compared = 'data files' | 'records';
+
+/**
+ * A version folder holding one real data file per group of rows; compared by records, also the
+ * `_documents.jsonl` its switch would write (each document's PairDigest, as contract.ts makes it).
+ */
 async function version(format: OutputFormat, ...files: Row[][]): Promise<VersionFiles> {
+  return versionCompared('data files', format, ...files);
+}
+
+async function versionCompared(by: Compared, format: OutputFormat, ...files: Row[][]): Promise<VersionFiles> {
   const dir = join(root, `v${n++}`);
   const writer = new DatasetWriter({ dir, format, metadata: {} });
   const names: string[] = [];
   for (const [i, rows] of files.entries()) {
     names.push((await writer.writePart(`b${i}`, batchOf(`b${i}`, rows))).file);
   }
-  return { dir, files: names, format };
+  if (by === 'data files') return { dir, files: names, format };
+  await mkdir(dir, { recursive: true });
+  const digests = new Map<string, PairDigest>();
+  for (const [id, index, h] of files.flat()) {
+    const digest = digests.get(id) ?? new PairDigest();
+    digests.set(id, digest);
+    digest.add(index, hashKey(hash(h)));
+  }
+  const record = await DocumentsFile.create(dir);
+  for (const [id, digest] of digests) record.add(id, digest.value);
+  await record.finish();
+  return { dir, files: names, format, documentsRecord: true };
 }
 
-describe.each(['parquet', 'arrow'] as const)('documentChanges (%s)', (format) => {
+describe.each([
+  ['parquet', 'data files'],
+  ['arrow', 'data files'],
+  ['parquet', 'records'],
+] as const)('documentChanges (%s, by %s)', (format, by) => {
+  const version = (f: OutputFormat, ...files: Row[][]) => versionCompared(by, f, ...files);
+
   it('counts identical documents as unchanged, whatever the row order or file', async () => {
     const before = await version(
       format,
@@ -120,7 +155,7 @@ describe.each(['parquet', 'arrow'] as const)('documentChanges (%s)', (format) =>
   });
 
   it('counts every document as added against an empty version, and deleted against none', async () => {
-    const empty: VersionFiles = { dir: join(root, 'empty'), files: [], format };
+    const empty = await version(format);
     const some = await version(format, [
       ['a', 0, 'a0'],
       ['b', 0, 'b0'],
@@ -135,4 +170,31 @@ it('reports a missing data file as an OutputError naming it', async () => {
   const broken: VersionFiles = { ...some, files: ['part-missing.parquet'] };
   await expect(documentChanges(some, broken)).rejects.toThrow(OutputError);
   await expect(documentChanges(some, broken)).rejects.toThrow(/part-missing\.parquet/);
+});
+
+describe('documentChanges by records', () => {
+  it('reads no data file where both versions hold their record', async () => {
+    const before = await versionCompared('records', 'parquet', [['a', 0, 'a0']], [['b', 0, 'b0']]);
+    const after = await versionCompared('records', 'parquet', [['a', 0, 'a0']], [['b', 0, 'b1']]);
+    // The data files gone: the records alone answer.
+    for (const { dir, files } of [before, after]) for (const file of files) await rm(join(dir, file));
+    expect(await documentChanges(before, after)).toEqual({ added: 0, changed: 1, unchanged: 1, deleted: 0 });
+  });
+
+  it("reads the data files where the earlier version's record is missing or damaged", async () => {
+    const rows: Row[] = [
+      ['a', 0, 'a0'],
+      ['b', 0, 'b0'],
+    ];
+    const after = await versionCompared('records', 'parquet', rows, [['c', 0, 'c0']]);
+    const missing = await versionCompared('records', 'parquet', rows);
+    await rm(join(missing.dir, DOCUMENTS_FILE));
+    expect(await documentChanges(missing, after)).toEqual({ added: 1, changed: 0, unchanged: 2, deleted: 0 });
+    const damaged = await versionCompared('records', 'parquet', rows);
+    await writeFile(join(damaged.dir, DOCUMENTS_FILE), '{"id":"a","rows":1,"digest":"not hex"}\n');
+    expect(await documentChanges(damaged, after)).toEqual({ added: 1, changed: 0, unchanged: 2, deleted: 0 });
+    // Broken on purpose: with the data files gone too, the damaged record is not believed.
+    for (const file of damaged.files) await rm(join(damaged.dir, file));
+    await expect(documentChanges(damaged, after)).rejects.toThrow(OutputError);
+  });
 });
