@@ -2,6 +2,8 @@
 // change it; BENCH_DOC_BYTES for the documents' size, default 20,000). embedpipe runs as a child
 // process, its RSS sampled from /proc; the emulator runs in another child. Reports the peak (the
 // kernel's high-water mark) and RSS at each decile of the run so a reader sees whether it stays flat.
+// BENCH_RERUN=1: then the same command again, a nightly re-run of the unchanged corpus (every batch
+// carried over, the switch checking the version and counting what changed), measured the same way.
 // `npm run build && node bench/memory.bench.mjs`
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,11 +21,29 @@ try {
   console.log(
     `memory: generated ${mb(bytes)} MB, ${documents} documents in ${((Date.now() - t0) / 1000).toFixed(0)} s`,
   );
-  const { summary, samples, peakRss } = await runEmbedpipe(
-    ['--input', corpus, '--model', 'emu/embed-small', '--out', join(dir, 'out'), '--concurrency', '8'],
-    { EMBEDPIPE_BASE_URL: gateway.baseUrl, EMBEDPIPE_API_KEY: API_KEY },
-    { sampleMs: 500 },
-  );
+  const args = [
+    '--input',
+    corpus,
+    '--model',
+    'emu/embed-small',
+    '--out',
+    join(dir, 'out'),
+    '--concurrency',
+    '8',
+  ];
+  const env = { EMBEDPIPE_BASE_URL: gateway.baseUrl, EMBEDPIPE_API_KEY: API_KEY };
+  await report('', await runEmbedpipe(args, env, { sampleMs: 500 }), bytes);
+  if (process.env.BENCH_RERUN === '1') {
+    const rerun = await runEmbedpipe(args, env, { sampleMs: 500 });
+    await report(`the re-run (documents ${JSON.stringify(rerun.summary.changes)}): `, rerun, bytes);
+  }
+} finally {
+  await gateway.stop();
+  await rm(dir, { recursive: true, force: true });
+}
+
+/** Prints a run's vectors, files and rate (of `bytes` of corpus), its peak RSS and RSS by decile. */
+async function report(label, { summary, samples, peakRss }, bytes) {
   // The peak is the kernel's high-water mark: a rise between two samples counts (samples missed the
   // moment a large run's switch held its peak: docs/benchmarks.md, a sixteenth session).
   const sampled = Math.max(...samples.map((s) => s.rss));
@@ -36,15 +56,12 @@ try {
     0,
   );
   console.log(
-    `memory: ${summary.rows} vectors (${summary.dims} dims), ${summary.batches.planned} batches, ` +
+    `memory: ${label}${summary.rows} vectors (${summary.dims} dims), ${summary.batches.planned} batches, ` +
       `${mb(outBytes)} MB of Parquet in ${(summary.elapsedMs / 1000).toFixed(0)} s ` +
       `(${mb(bytes / (summary.elapsedMs / 1000))} MB/s of corpus)`,
   );
   console.log(
-    `memory: peak RSS ${mb(peakRss)} MB (VmHWM; highest sample ${mb(sampled)} MB); ` +
+    `memory: ${label}peak RSS ${mb(peakRss)} MB (VmHWM; highest sample ${mb(sampled)} MB); ` +
       `by decile: ${deciles.map((s) => mb(s.rss)).join(' ')} MB`,
   );
-} finally {
-  await gateway.stop();
-  await rm(dir, { recursive: true, force: true });
 }
