@@ -3,8 +3,8 @@
  * rows hold the same chunk hashes in the same order (same model, same text, same chunking).
  *
  * Where both versions hold the `_documents.jsonl` their switch wrote (each document's rows and a
- * 64-bit digest of its chunk_index/content_hash pairs, contract.ts), the two records are compared:
- * no data file is read, and what is held is one number per document of the earlier version.
+ * 64-bit digest of its chunk_index/content_hash pairs, contract.ts), the two records are compared
+ * side by side: no data file is read, and only documents met out of step are held.
  * Otherwise (a version written before the contract) the data files' hash columns are read.
  */
 import { createReadStream } from 'node:fs';
@@ -50,33 +50,77 @@ export async function documentChanges(before: VersionFiles, after: VersionFiles)
 
 /**
  * The counts from the two versions' `_documents.jsonl`; undefined when the earlier one is missing
- * or damaged (the data files then decide: the counts must not hold a switch back). Reading the
+ * or damaged (the data files then decide: the counts must not hold a switch back). Both list their
+ * documents in the order they first appear in the files, which a re-run mostly keeps: they are read
+ * side by side, and only documents met out of step wait in memory for their match. (Reading the
  * files' hashes instead held every chunk's hash of both versions as strings: ~1 GB of RSS at 3M
- * rows (docs/benchmarks.md, "a twenty-second session").
+ * rows, docs/benchmarks.md, "a twenty-second session".)
  */
 async function changesByRecords(beforeDir: string, afterDir: string): Promise<DocumentChanges | undefined> {
-  const old = new Map<string, number>();
+  const before = documentRecords(join(beforeDir, DOCUMENTS_FILE));
+  const after = documentRecords(join(afterDir, DOCUMENTS_FILE));
+  const counts = { added: 0, changed: 0, unchanged: 0, deleted: 0 };
+  const compare = (was: number, now: number) => {
+    if (was === now) counts.unchanged += 1;
+    else counts.changed += 1;
+  };
+  /** Documents read from one side whose match the other has not reached. */
+  const waitingBefore = new Map<string, number>();
+  const waitingAfter = new Map<string, number>();
+  let beforeDone = false;
+  let afterDone = false;
   try {
-    for await (const [id, digest] of documentRecords(join(beforeDir, DOCUMENTS_FILE))) old.set(id, digest);
-  } catch (error) {
-    if (error instanceof OutputError || (error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-  let added = 0;
-  let changed = 0;
-  let unchanged = 0;
-  for await (const [id, digest] of documentRecords(join(afterDir, DOCUMENTS_FILE))) {
-    const was = old.get(id);
-    if (was === undefined) {
-      added += 1;
-      continue;
+    while (!beforeDone || !afterDone) {
+      let old: DocumentRecord | undefined;
+      let now: DocumentRecord | undefined;
+      if (!beforeDone) {
+        try {
+          const next = await before.next();
+          beforeDone = next.done === true;
+          old = next.value || undefined;
+        } catch (error) {
+          if (error instanceof OutputError || (error as NodeJS.ErrnoException).code === 'ENOENT')
+            return undefined;
+          throw error;
+        }
+      }
+      if (!afterDone) {
+        const next = await after.next();
+        afterDone = next.done === true;
+        now = next.value || undefined;
+      }
+      if (old && now && old[0] === now[0]) {
+        compare(old[1], now[1]);
+        continue;
+      }
+      if (old) {
+        const match = waitingAfter.get(old[0]);
+        if (match === undefined) waitingBefore.set(old[0], old[1]);
+        else {
+          waitingAfter.delete(old[0]);
+          compare(old[1], match);
+        }
+      }
+      if (now) {
+        const match = waitingBefore.get(now[0]);
+        if (match === undefined) waitingAfter.set(now[0], now[1]);
+        else {
+          waitingBefore.delete(now[0]);
+          compare(match, now[1]);
+        }
+      }
     }
-    old.delete(id);
-    if (was === digest) unchanged += 1;
-    else changed += 1;
+  } finally {
+    await before.return(undefined);
+    await after.return(undefined);
   }
-  return { added, changed, unchanged, deleted: old.size };
+  counts.added = waitingAfter.size;
+  counts.deleted = waitingBefore.size;
+  return counts;
 }
+
+/** A document's id and its digest's first 52 bits. */
+type DocumentRecord = [id: string, digest: number];
 
 const DIGEST = /^[0-9a-f]{16}$/;
 
@@ -84,8 +128,18 @@ const DIGEST = /^[0-9a-f]{16}$/;
  * A `_documents.jsonl`'s documents, a line at a time: each id with its digest's first 52 bits (a
  * number; two documents' digests agree there by chance with odds of ~2^-52).
  */
-async function* documentRecords(path: string): AsyncGenerator<[string, number]> {
-  const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
+async function* documentRecords(path: string): AsyncGenerator<DocumentRecord> {
+  const input = createReadStream(path);
+  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  try {
+    yield* parsedRecords(path, lines);
+  } finally {
+    lines.close();
+    input.destroy();
+  }
+}
+
+async function* parsedRecords(path: string, lines: AsyncIterable<string>): AsyncGenerator<DocumentRecord> {
   let number = 0;
   for await (const line of lines) {
     number += 1;

@@ -181,6 +181,24 @@ describe('documentChanges by records', () => {
     expect(await documentChanges(before, after)).toEqual({ added: 0, changed: 1, unchanged: 1, deleted: 0 });
   });
 
+  it('pairs documents met out of step: a version in another order, with changes spread through', async () => {
+    const ids = Array.from({ length: 100 }, (_, i) => `d${i}`);
+    const before = await versionCompared(
+      'records',
+      'parquet',
+      ids.map((id): Row => [id, 0, `${id}-text`]),
+    );
+    // The second half first; d10 edited, d60 deleted, x added in the middle.
+    const reordered = [...ids.slice(50), ...ids.slice(0, 50)].filter((id) => id !== 'd60');
+    reordered.splice(30, 0, 'x');
+    const after = await versionCompared(
+      'records',
+      'parquet',
+      reordered.map((id): Row => [id, 0, id === 'd10' ? 'edited' : `${id}-text`]),
+    );
+    expect(await documentChanges(before, after)).toEqual({ added: 1, changed: 1, unchanged: 98, deleted: 1 });
+  });
+
   it("reads the data files where the earlier version's record is missing or damaged", async () => {
     const rows: Row[] = [
       ['a', 0, 'a0'],
