@@ -53,8 +53,8 @@ export async function documentChanges(before: VersionFiles, after: VersionFiles)
  * or damaged (the data files then decide: the counts must not hold a switch back). Both list their
  * documents in the order they first appear in the files, which a re-run mostly keeps: they are read
  * side by side, and only documents met out of step wait in memory for their match. (Reading the
- * files' hashes instead held every chunk's hash of both versions as strings: ~1 GB of RSS at 3M
- * rows, docs/benchmarks.md, "a twenty-second session".)
+ * files' hashes instead holds every chunk's hash of both versions as strings: a large re-run's
+ * peak, docs/benchmarks.md, "a twenty-second session".)
  */
 async function changesByRecords(beforeDir: string, afterDir: string): Promise<DocumentChanges | undefined> {
   const before = documentRecords(join(beforeDir, DOCUMENTS_FILE));
