@@ -7,12 +7,12 @@
  * side by side: no data file is read, and only documents met out of step are held.
  * Otherwise (a version written before the contract) the data files' hash columns are read.
  */
-import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { DocumentChanges } from '../domain.js';
 import { OutputError } from '../errors.js';
 import { readColumns, utf8Values } from './columns.js';
+import type { DocumentDigest } from './contract.js';
+import { type DocumentRecord, readDocumentRecords } from './documents-file.js';
 import { DOCUMENTS_FILE } from './jsonl.js';
 import type { OutputFormat } from './part-file.js';
 import { HASH_COLUMN } from './table.js';
@@ -57,16 +57,26 @@ export async function documentChanges(before: VersionFiles, after: VersionFiles)
  * peak, docs/benchmarks.md, "a twenty-second session".)
  */
 async function changesByRecords(beforeDir: string, afterDir: string): Promise<DocumentChanges | undefined> {
-  const before = documentRecords(join(beforeDir, DOCUMENTS_FILE));
-  const after = documentRecords(join(afterDir, DOCUMENTS_FILE));
+  const before = readDocumentRecords(join(beforeDir, DOCUMENTS_FILE));
+  const after = readDocumentRecords(join(afterDir, DOCUMENTS_FILE));
   const counts = { added: 0, changed: 0, unchanged: 0, deleted: 0 };
-  const compare = (was: number, now: number) => {
-    if (was === now) counts.unchanged += 1;
+  const compare = (was: DocumentDigest, now: DocumentDigest) => {
+    if (was.rows === now.rows && was.digest === now.digest) counts.unchanged += 1;
     else counts.changed += 1;
   };
   /** Documents read from one side whose match the other has not reached. */
-  const waitingBefore = new Map<string, number>();
-  const waitingAfter = new Map<string, number>();
+  const waiting = { before: new Map<string, DocumentRecord>(), after: new Map<string, DocumentRecord>() };
+  /** Pairs `record` with its match waiting on the other side, or makes it wait on its own. */
+  const meet = (record: DocumentRecord, side: 'before' | 'after') => {
+    const other = side === 'before' ? waiting.after : waiting.before;
+    const match = other.get(record.id);
+    if (match === undefined) waiting[side].set(record.id, record);
+    else {
+      other.delete(record.id);
+      if (side === 'before') compare(record, match);
+      else compare(match, record);
+    }
+  };
   let beforeDone = false;
   let afterDone = false;
   try {
@@ -89,71 +99,19 @@ async function changesByRecords(beforeDir: string, afterDir: string): Promise<Do
         afterDone = next.done === true;
         now = next.value || undefined;
       }
-      if (old && now && old[0] === now[0]) {
-        compare(old[1], now[1]);
-        continue;
-      }
-      if (old) {
-        const match = waitingAfter.get(old[0]);
-        if (match === undefined) waitingBefore.set(old[0], old[1]);
-        else {
-          waitingAfter.delete(old[0]);
-          compare(old[1], match);
-        }
-      }
-      if (now) {
-        const match = waitingBefore.get(now[0]);
-        if (match === undefined) waitingAfter.set(now[0], now[1]);
-        else {
-          waitingBefore.delete(now[0]);
-          compare(match, now[1]);
-        }
+      if (old && now && old.id === now.id) compare(old, now);
+      else {
+        if (old) meet(old, 'before');
+        if (now) meet(now, 'after');
       }
     }
   } finally {
     await before.return(undefined);
     await after.return(undefined);
   }
-  counts.added = waitingAfter.size;
-  counts.deleted = waitingBefore.size;
+  counts.added = waiting.after.size;
+  counts.deleted = waiting.before.size;
   return counts;
-}
-
-/** A document's id and its digest's first 52 bits. */
-type DocumentRecord = [id: string, digest: number];
-
-const DIGEST = /^[0-9a-f]{16}$/;
-
-/**
- * A `_documents.jsonl`'s documents, a line at a time: each id with its digest's first 52 bits (a
- * number; two documents' digests agree there by chance with odds of ~2^-52).
- */
-async function* documentRecords(path: string): AsyncGenerator<DocumentRecord> {
-  const input = createReadStream(path);
-  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
-  try {
-    yield* parsedRecords(path, lines);
-  } finally {
-    lines.close();
-    input.destroy();
-  }
-}
-
-async function* parsedRecords(path: string, lines: AsyncIterable<string>): AsyncGenerator<DocumentRecord> {
-  let number = 0;
-  for await (const line of lines) {
-    number += 1;
-    if (line.trim() === '') continue;
-    let record: { id?: unknown; digest?: unknown } | null;
-    try {
-      record = JSON.parse(line) as typeof record;
-    } catch {
-      record = null;
-    }
-    if (typeof record?.id !== 'string' || typeof record.digest !== 'string' || !DIGEST.test(record.digest))
-      throw new OutputError(`${path}, line ${number}: not a document record ({"id", "rows", "digest"})`);
-    yield [record.id, Number.parseInt(record.digest.slice(0, 13), 16)];
-  }
 }
 
 /** Document id → its chunk hashes in chunk order, joined. */

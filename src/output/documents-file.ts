@@ -7,7 +7,10 @@
  * of thousands of strings that lived long enough to be promoted, garbage for the next full GC.
  */
 import { createHash, type Hash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { OutputError } from '../errors.js';
 import { syncDirectory, TempFile } from './atomic.js';
 import { type DocumentDigest, documentLine } from './contract.js';
 import { DOCUMENTS_FILE } from './jsonl.js';
@@ -85,4 +88,54 @@ export async function writeDocumentsFile(
     throw error;
   }
   return file.finish();
+}
+
+/** One line of `_documents.jsonl`. */
+export interface DocumentRecord extends DocumentDigest {
+  readonly id: string;
+}
+
+const DIGEST = /^[0-9a-f]{16}$/;
+
+/**
+ * The documents of a `_documents.jsonl` at `path`, a piece of the file at a time (never the whole
+ * text), each line checked; `onBytes` sees the file's bytes as read (to hash them). Throws
+ * OutputError naming the line that is not a document record.
+ */
+export async function* readDocumentRecords(
+  path: string,
+  onBytes?: (bytes: Buffer) => void,
+): AsyncGenerator<DocumentRecord> {
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  let number = 0;
+  const parsed = (line: string): DocumentRecord | undefined => {
+    number += 1;
+    if (line.trim() === '') return undefined;
+    let record: { id?: unknown; rows?: unknown; digest?: unknown } | null;
+    try {
+      record = JSON.parse(line) as typeof record;
+    } catch {
+      record = null;
+    }
+    if (
+      typeof record?.id !== 'string' ||
+      !Number.isInteger(record.rows) ||
+      typeof record.digest !== 'string' ||
+      !DIGEST.test(record.digest)
+    )
+      throw new OutputError(`${path}, line ${number}: not a document record ({"id", "rows", "digest"})`);
+    return { id: record.id, rows: record.rows as number, digest: record.digest };
+  };
+  for await (const chunk of createReadStream(path)) {
+    onBytes?.(chunk as Buffer);
+    const lines = (rest + decoder.write(chunk as Buffer)).split('\n');
+    rest = lines.pop()!;
+    for (const line of lines) {
+      const record = parsed(line);
+      if (record) yield record;
+    }
+  }
+  const last = parsed(rest + decoder.end());
+  if (last) yield last;
 }

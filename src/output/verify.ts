@@ -6,10 +6,8 @@
  * (`--vector-type`) what its embedding rounds to. The same fast check runs at every switch.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 import type { Table, Vector } from 'apache-arrow';
 import pLimit from 'p-limit';
 import { contentHash, imageContentHash } from '../content-hash.js';
@@ -39,6 +37,7 @@ import {
   versionDigestOf,
 } from './contract.js';
 import { parsePartFileName } from './dataset.js';
+import { readDocumentRecords } from './documents-file.js';
 import { isNotFound, messageOf } from './fs-errors.js';
 import { sha256File } from './input-digest.js';
 import { DOCUMENTS_FILE, FAILURES_FILE } from './jsonl.js';
@@ -217,22 +216,11 @@ async function recordedSums(
 ): Promise<{ sha256: string; digest: VersionDigest; documents: number }> {
   const hash = createHash('sha256');
   const digest = new VersionDigest();
-  const decoder = new StringDecoder('utf8');
   let documents = 0;
-  let rest = '';
-  const take = (line: string) => {
-    if (line.trim() === '') return;
-    const { id, rows, digest: hex } = JSON.parse(line) as { id: string } & DocumentDigest;
+  for await (const { id, rows, digest: hex } of readDocumentRecords(path, (bytes) => hash.update(bytes))) {
     digest.addRecorded(id, { rows, digest: hex });
     documents += 1;
-  };
-  for await (const chunk of createReadStream(path)) {
-    hash.update(chunk as Buffer);
-    const lines = (rest + decoder.write(chunk as Buffer)).split('\n');
-    rest = lines.pop()!;
-    for (const line of lines) take(line);
   }
-  take(rest + decoder.end());
   return { sha256: hash.digest('hex'), digest, documents };
 }
 
