@@ -24,10 +24,16 @@ import {
 import type { RunSizing } from './run-sizing.js';
 
 /**
- * Probes sent: one per character class, so every script the corpus starts with is measured before
- * planning (twelve left emoji and other 4-byte scripts to lazy probes); few enough to cost nothing.
+ * Most probes sent: one per character class, so every script the corpus starts with is measured
+ * before planning (twelve left emoji and other 4-byte scripts to lazy probes); few enough to cost
+ * nothing.
  */
 export const CALIBRATION_PROBES = 16;
+/**
+ * Fewest probes: a document for each of the four ASCII classes and as many spread over the window,
+ * which the fit needs to tell the ASCII weights apart.
+ */
+export const MIN_CALIBRATION_PROBES = 8;
 /** Documents looked at for probes (every k-th is taken, so they spread over the start). */
 const PROBE_WINDOW = 256;
 /** Largest probe: a few KB give a stable ratio. */
@@ -155,7 +161,21 @@ async function probeTexts(settings: RunSettings, maxBytes: number): Promise<stri
     documents.push({ text, profile });
     if (documents.length >= PROBE_WINDOW) break;
   }
-  return chooseProbes(documents, CALIBRATION_PROBES).map((i) => documents[i]!.text);
+  return chooseProbes(documents, probeCount(documents)).map((i) => documents[i]!.text);
+}
+
+/**
+ * How many of `documents` to probe: CALIBRATION_PROBES, or MIN_CALIBRATION_PROBES when that many
+ * have room for a document of every class the window holds (prose). Planning waits for the
+ * probes, and at the default `--concurrency` (8) the second half is a second wave that holds the
+ * run's first batch back by a round trip; a window with more classes than that (a multilingual
+ * start) gets them all, as probing fewer left scripts to lazy probes and refits during the run
+ * (docs/benchmarks.md, a twenty-third session). The count depends on the window alone, never on
+ * `--concurrency`: the same corpus is cut the same way however many requests are in flight.
+ */
+export function probeCount(documents: readonly ProbeCandidate[]): number {
+  const classes = CLASSES.filter((_, k) => documents.some(({ profile }) => profile[k]! > 0)).length;
+  return classes <= MIN_CALIBRATION_PROBES ? MIN_CALIBRATION_PROBES : CALIBRATION_PROBES;
 }
 
 export interface ProbeCandidate {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { CALIBRATION_PROBES, chooseProbes, type ProbeCandidate } from '../../src/chunking/calibrate.js';
+import {
+  CALIBRATION_PROBES,
+  chooseProbes,
+  MIN_CALIBRATION_PROBES,
+  type ProbeCandidate,
+  probeCount,
+} from '../../src/chunking/calibrate.js';
 import { ASCII_FEATURES } from '../../src/chunking/calibration.js';
 import { CLASSES, featureShares, MEASURED_SHARE, profileOf } from '../../src/chunking/index.js';
 
@@ -83,5 +89,41 @@ describe('chooseProbes', () => {
     expect(chosen).toEqual(expect.arrayContaining([0, 8, 16, 24]));
     expect(chooseProbes(documents.slice(0, 3), 12)).toEqual([0, 1, 2]);
     expect(chooseProbes([], 12)).toEqual([]);
+  });
+});
+
+describe('probeCount', () => {
+  const prose = Array.from({ length: 256 }, (_, i) =>
+    candidate(`${SCRIPTS.alnum!.repeat(6)} “Quoted”, item #${i}: a_b; c-d!\r\n`),
+  );
+
+  it('sends one wave of probes where it holds a document of every class the window has (prose)', () => {
+    expect(probeCount(prose)).toBe(MIN_CALIBRATION_PROBES);
+    // Every class then has its richest document among the chosen, with room for spread ones.
+    const chosen = chooseProbes(prose, probeCount(prose));
+    expect(chosen).toHaveLength(MIN_CALIBRATION_PROBES);
+  });
+
+  it('sends them all where the window holds more classes than one wave (a multilingual start)', () => {
+    expect(probeCount(window())).toBe(CALIBRATION_PROBES);
+    const chosen = chooseProbes(window(), probeCount(window()));
+    expect(measuredBy(window(), chosen)).toEqual(Object.keys(SCRIPTS));
+  });
+
+  it('counts classes, not documents: the line is at MIN_CALIBRATION_PROBES classes', () => {
+    const scripts = ['latin', 'marks', 'greek_cyrillic', 'rtl', 'cjk', 'kana'];
+    const withScripts = (n: number) => [
+      ...prose,
+      ...scripts.slice(0, n).map((name) => candidate(SCRIPTS[name]!.repeat(20))),
+    ];
+    const classesIn = (documents: ProbeCandidate[]) =>
+      CLASSES.filter((_, k) => documents.some(({ profile }) => profile[k]! > 0)).length;
+    const atLine = withScripts(MIN_CALIBRATION_PROBES - classesIn(prose));
+    expect(classesIn(atLine)).toBe(MIN_CALIBRATION_PROBES);
+    expect(probeCount(atLine)).toBe(MIN_CALIBRATION_PROBES);
+    const past = withScripts(MIN_CALIBRATION_PROBES - classesIn(prose) + 1);
+    expect(probeCount(past)).toBe(CALIBRATION_PROBES);
+    // A short window is probed whole, whatever the count.
+    expect(chooseProbes(prose.slice(0, 3), probeCount(prose))).toEqual([0, 1, 2]);
   });
 });

@@ -10,6 +10,7 @@ import { mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MIN_CALIBRATION_PROBES } from '../../src/chunking/calibrate.js';
 import { EMULATOR_API_KEY, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { runArgs, runCli, SMALL_BATCHES, spawnCli } from '../helpers/cli.js';
 import { longDocument, seeded } from '../helpers/corpus.js';
@@ -75,6 +76,8 @@ describe('nightly incremental runs against an independent server', () => {
     // probes, prefixes of the first documents, aside).
     const sent1 = gateway.embedded.slice(sentBefore);
     const probes = s1.sizing.calibration?.probes ?? 0;
+    // An ASCII prose window: one wave of probes measures every class it holds.
+    expect(probes).toBe(MIN_CALIBRATION_PROBES);
     const distinct = new Set(rows1.map((r) => r.text));
     expect(s1.deduplicated).toBeGreaterThan(0);
     expect(sent1.length - probes).toBe(distinct.size);
