@@ -574,6 +574,20 @@ export class VersionDigest {
     return this.#rows;
   }
 
+  /** As a manifest records a file's rows (contract.fileDigests): its rows and both lanes in hex. */
+  get record(): DocumentDigest {
+    return { rows: this.#rows, digest: hex8(this.#a) + hex8(this.#b) };
+  }
+
+  /** The digest a manifest recorded (`record`). */
+  static fromRecord({ rows, digest }: DocumentDigest): VersionDigest {
+    const restored = new VersionDigest();
+    restored.#a = Number.parseInt(digest.slice(0, 8), 16) >>> 0;
+    restored.#b = Number.parseInt(digest.slice(8, 16), 16) >>> 0;
+    restored.#rows = rows;
+    return restored;
+  }
+
   equals(other: VersionDigest): boolean {
     return this.#a === other.#a && this.#b === other.#b && this.#rows === other.#rows;
   }

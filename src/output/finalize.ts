@@ -8,6 +8,7 @@
  * rows of batches this plan does not have (documents changed or deleted since). Any other row the
  * plan does not want refuses the switch.
  */
+import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
@@ -27,6 +28,7 @@ import {
   selectRows,
   VersionDigest,
   Violations,
+  versionDigestOf,
 } from './contract.js';
 import { type DocumentChanges, documentChanges } from './document-changes.js';
 import { DocumentsFile, writeDocumentsFile } from './documents-file.js';
@@ -41,7 +43,7 @@ import {
   sideFile,
   writeManifest,
 } from './index.js';
-import type { ManifestContract } from './manifest.js';
+import type { FileDigest, ManifestContract } from './manifest.js';
 import { type FileRowKeys, type RowKeyOptions, readRowKeys } from './row-keys.js';
 import { type CountedRows, verifyVersion } from './verify.js';
 import type { VersionedDataset } from './versions.js';
@@ -200,8 +202,9 @@ export interface FinalizeVersionInput {
     readonly dir: string;
     readonly manifest: {
       readonly model: string;
+      readonly dims?: number;
       readonly files: readonly string[];
-      readonly contract?: unknown;
+      readonly contract?: ManifestContract | undefined;
     };
   };
   /**
@@ -302,7 +305,11 @@ export async function finalizeVersion(input: FinalizeVersionInput): Promise<Fina
     ...(changes ? { documents: changes } : {}),
     chunks: input.chunks,
   };
-  const contract = { documents: counted.documents, documentsSha256 };
+  const contract = {
+    documents: counted.documents,
+    documentsSha256,
+    fileDigests: await fileDigestRecords(writer.dir, version.digests),
+  };
   const manifest = await input.manifest({ files, rows: counted.rows, dataset, contract });
   await writeManifest(writer.dir, manifest);
   // The same check `embedpipe verify` makes, on what is now on disk (the rows already checked).
@@ -376,26 +383,30 @@ export interface CheckedVersion {
   readonly byDigest: boolean;
   readonly files: string[];
   readonly counted: CountedRows;
+  /** Each file's rows as checked (the manifest records them: contract.fileDigests). */
+  readonly digests: ReadonlyMap<string, VersionDigest>;
   /** Writes `_documents.jsonl` (each document's digest); resolves with its sha256. */
   writeDocuments(): Promise<string>;
 }
 
 /**
  * The version checked without reading a row, where that is certain: every file is a group file
- * this process wrote, holding only planned batches, every re-planned document was re-planned by a
+ * this process wrote or one linked unchanged from the current version whose switch recorded its
+ * rows' digest, the files hold only planned batches, every re-planned document was re-planned by a
  * batch this process committed (its rows there stand in for its first plan), and the digest of the
- * files' rows (summed at their commit) is the digest of the plan's chunks less the failed ones. A
- * re-planned document's first rows left in some file break the equality. `_documents.jsonl` then
- * comes from the plan. Undefined otherwise: checkedByRows decides, and names what is wrong (a digest
- * alone cannot). Nothing here grows with the rows.
+ * files' rows (summed at their commit, or as recorded) is the digest of the plan's chunks less the
+ * failed ones. A re-planned document's first rows left in some file break the equality.
+ * `_documents.jsonl` then comes from the plan. Undefined otherwise: checkedByRows decides, and
+ * names what is wrong (a digest alone cannot). Nothing here grows with the rows.
  */
 async function checkedByDigest(
   input: VersionCheckInput,
   failed: FailedChunks,
   dims: number,
 ): Promise<CheckedVersion | undefined> {
-  const { writer, expected, writtenHere } = input;
-  if (!writtenHere || writtenHere.size === 0) return undefined;
+  const { writer, expected } = input;
+  const writtenHere = input.writtenHere ?? new Map<string, WrittenFile>();
+  if (writtenHere.size === 0 && !input.current?.manifest.contract?.fileDigests) return undefined;
   const replanned = new Map<string, PairDigest>();
   for (const [documentId, owner] of input.owners) {
     const rows = input.replannedHere?.get(documentId);
@@ -408,14 +419,24 @@ async function checkedByDigest(
   const files = [
     ...new Set(input.planned.map((id) => fileOf.get(id)).filter((f): f is string => f !== undefined)),
   ];
+  const carried = await carriedDigests(
+    writer.dir,
+    input.current,
+    files.filter((file) => !writtenHere.has(file)),
+    dims,
+  );
   const fileRows = new Map<string, number>();
+  const digests = new Map<string, VersionDigest>();
   const rows = new VersionDigest();
   for (const file of files) {
     const written = writtenHere.get(file);
-    if (!written || written.rows !== written.digest.rows || (dims > 0 && written.dims !== dims))
+    if (written && (written.rows !== written.digest.rows || (dims > 0 && written.dims !== dims)))
       return undefined;
-    fileRows.set(file, written.rows);
-    rows.addDigest(written.digest);
+    const digest = written?.digest ?? carried.get(file);
+    if (!digest) return undefined;
+    fileRows.set(file, digest.rows);
+    digests.set(file, digest);
+    rows.addDigest(digest);
   }
   // `_documents.jsonl` is written in the pass that digests the plan, and kept only if it matches.
   const documents = await DocumentsFile.create(writer.dir);
@@ -435,6 +456,7 @@ async function checkedByDigest(
     byDigest: true,
     files,
     counted: { fileRows, rows: rows.rows, documents: plan.documents },
+    digests,
     writeDocuments: () => documents.finish(),
   };
 }
@@ -467,6 +489,7 @@ async function checkedByRows(
   return {
     byDigest: false,
     files,
+    digests: new Map(files.map((file) => [file, versionDigestOf(scans.get(file)!)])),
     counted: {
       fileRows: new Map(files.map((file) => [file, scans.get(file)!.ids.length])),
       rows: rows.rows,
@@ -498,12 +521,56 @@ export async function linkedFrom(
   if (!current) return linked;
   await Promise.all(
     current.manifest.files.map(async (file) => {
-      const [here, there] = await Promise.all([
-        stat(join(dir, file)).catch(() => undefined),
-        stat(join(current.dir, file)).catch(() => undefined),
-      ]);
-      if (here && there && here.ino === there.ino && here.dev === there.dev) linked.add(file);
+      if (await sameFile(dir, current.dir, file)) linked.add(file);
     }),
   );
   return linked;
+}
+
+/** `file` of `dir` when it is the same file (a hard link) as `file` of `otherDir`: its stats. */
+async function sameFile(dir: string, otherDir: string, file: string): Promise<Stats | undefined> {
+  const [here, there] = await Promise.all([
+    stat(join(dir, file)).catch(() => undefined),
+    stat(join(otherDir, file)).catch(() => undefined),
+  ]);
+  return here && there && here.ino === there.ino && here.dev === there.dev ? here : undefined;
+}
+
+/**
+ * The digests the current version's switch recorded for those of `files` linked unchanged from it
+ * (the same file, of the size it recorded), when its vectors were `dims` long: their rows need not
+ * be read again. An edit in place that keeps a file's size is what `verify` finds, as for texts.
+ */
+async function carriedDigests(
+  dir: string,
+  current: FinalizeVersionInput['current'],
+  files: readonly string[],
+  dims: number,
+): Promise<Map<string, VersionDigest>> {
+  const carried = new Map<string, VersionDigest>();
+  const recorded = current?.manifest.contract?.fileDigests;
+  if (!current || !recorded || (dims > 0 && current.manifest.dims !== dims)) return carried;
+  await Promise.all(
+    files.map(async (file) => {
+      const record = recorded[file];
+      if (!record) return;
+      const stats = await sameFile(dir, current.dir, file);
+      if (stats?.size === record.bytes) carried.set(file, VersionDigest.fromRecord(record));
+    }),
+  );
+  return carried;
+}
+
+/** The manifest's record of each file's rows (contract.fileDigests), with its size now. */
+async function fileDigestRecords(
+  dir: string,
+  digests: ReadonlyMap<string, VersionDigest>,
+): Promise<Record<string, FileDigest>> {
+  const records = await Promise.all(
+    [...digests].map(async ([file, digest]) => {
+      const { size } = await stat(join(dir, file));
+      return [file, { ...digest.record, bytes: size }] as const;
+    }),
+  );
+  return Object.fromEntries(records);
 }

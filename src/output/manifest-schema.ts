@@ -59,7 +59,18 @@ export function manifestSchemas(usdDecimals: number): ManifestSchemas {
         chunks: z.object({ sent: count, reused: count, deduplicated: count }),
       })
       .optional(),
-    contract: z.object({ documents: count, documentsSha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
+    contract: z
+      .object({
+        documents: count,
+        documentsSha256: z.string().regex(/^[0-9a-f]{64}$/),
+        fileDigests: z
+          .record(
+            z.string(),
+            z.object({ rows: count, digest: z.string().regex(/^[0-9a-f]{16}$/), bytes: count }),
+          )
+          .optional(),
+      })
+      .optional(),
     transcription: z
       .object({
         model: z.string(),

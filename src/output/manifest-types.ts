@@ -94,6 +94,21 @@ export interface ManifestContract {
   readonly documents: number;
   /** sha256 of `_documents.jsonl`. */
   readonly documentsSha256: string;
+  /**
+   * Per data file, the digest of its rows as the switch checked them (contract.ts VersionDigest)
+   * and its size then: a later version that links the file unchanged sums this instead of reading
+   * its rows again; `verify` checks each file against it.
+   */
+  readonly fileDigests?: Readonly<Record<string, FileDigest>> | undefined;
+}
+
+/** A data file's rows as a switch checked them. */
+export interface FileDigest {
+  readonly rows: number;
+  /** VersionDigest's two lanes, 16 hex digits. */
+  readonly digest: string;
+  /** The file's size in bytes. */
+  readonly bytes: number;
 }
 
 /** A manifest of the previous version (`manifest.json`): no input or gateway, cost a float. */

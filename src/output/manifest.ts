@@ -21,6 +21,7 @@ import type { ManifestSchemas } from './manifest-schema.js';
 import type { Manifest, ManifestV1 } from './manifest-types.js';
 
 export type {
+  FileDigest,
   Manifest,
   ManifestContract,
   ManifestCounts,

@@ -6,7 +6,7 @@
  * (`--vector-type`) what its embedding rounds to. The same fast check runs at every switch.
  */
 import { createHash } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Table, Vector } from 'apache-arrow';
 import pLimit from 'p-limit';
@@ -41,7 +41,7 @@ import { readDocumentRecords } from './documents-file.js';
 import { isNotFound, messageOf } from './fs-errors.js';
 import { sha256File } from './input-digest.js';
 import { DOCUMENTS_FILE, FAILURES_FILE } from './jsonl.js';
-import { type Manifest, type ManifestV1, readManifest } from './manifest.js';
+import { type FileDigest, type Manifest, type ManifestV1, readManifest } from './manifest.js';
 import type { OutputFormat } from './part-file.js';
 import { hashedImage, readRowKeys } from './row-keys.js';
 import {
@@ -131,15 +131,21 @@ export async function verifyVersion(options: VerifyOptions): Promise<VerifyRepor
   if (absent.length > 0) violations.push(fileViolation('files the manifest lists that are missing', absent));
 
   const files = manifest.files.filter((name) => present.has(name));
+  const recordedFiles = manifest.version === 2 ? manifest.contract?.fileDigests : undefined;
+  if (recordedFiles) violations.push(...(await fileSizeViolations(dir, files, recordedFiles)));
+  // Each file's rows as read here: checked against what the switch recorded of them.
+  const digests = new Map<string, VersionDigest>();
   // Counted by the switch, or rows that sum to what the switch recorded (read a file at a time).
   const counted =
     options.counted ??
-    (manifest.version === 2 ? await countedAgainstRecord(dir, files, manifest) : undefined);
+    (manifest.version === 2 ? await countedAgainstRecord(dir, files, manifest, digests) : undefined);
   const checked = counted !== undefined && files.every((file) => counted.fileRows.has(file));
   const limit = pLimit(READS_IN_FLIGHT);
   const scans = checked
     ? []
     : await Promise.all(files.map((file) => limit(() => readRowKeys(dir, file, format))));
+  for (const scan of scans) digests.set(scan.file, versionDigestOf(scan));
+  if (recordedFiles) violations.push(...fileDigestViolations(digests, recordedFiles));
   // Grouped by document only when the rows are checked here (not counted by the switch).
   const grouped = checked ? undefined : new DatasetRows(scans);
   const rows: { readonly rows: number; readonly documents: number } = grouped ?? counted!;
@@ -185,12 +191,14 @@ export async function verifyVersion(options: VerifyOptions): Promise<VerifyRepor
  * sum over every file's rows (one file's keys read at a time) of the version digest
  * (contract.ts VersionDigest) equals the same sum over the recorded documents, and so do the row
  * and document counts, the sha256 the manifest records, and every file's dims. Undefined when
- * anything differs: the grouped check, which holds every row, then names what.
+ * anything differs: the grouped check, which holds every row, then names what. Each file's digest
+ * is left in `digests`.
  */
 async function countedAgainstRecord(
   dir: string,
   files: readonly string[],
   manifest: Manifest,
+  digests: Map<string, VersionDigest>,
 ): Promise<CountedRows | undefined> {
   const { contract } = manifest;
   // A version switched before the contract existed has no record to sum against.
@@ -203,7 +211,9 @@ async function countedAgainstRecord(
   for (const file of files) {
     const scan = await readRowKeys(dir, file, manifest.format);
     if (manifest.dims > 0 && scan.dims !== manifest.dims) return undefined;
-    rows.addDigest(versionDigestOf(scan));
+    const digest = versionDigestOf(scan);
+    digests.set(file, digest);
+    rows.addDigest(digest);
     fileRows.set(file, scan.ids.length);
   }
   if (!rows.equals(recorded.digest) || rows.rows !== manifest.counts.rows) return undefined;
@@ -222,6 +232,50 @@ async function recordedSums(
     documents += 1;
   }
   return { sha256: hash.digest('hex'), digest, documents };
+}
+
+/**
+ * Files whose size is not the one their switch recorded, or that it did not record: changed since
+ * (a later version linking them would otherwise sum the record instead of reading them).
+ */
+async function fileSizeViolations(
+  dir: string,
+  files: readonly string[],
+  recorded: Readonly<Record<string, FileDigest>>,
+): Promise<ContractViolation[]> {
+  const violations = new Violations();
+  const sizes = await Promise.all(files.map(async (file) => (await stat(join(dir, file))).size));
+  files.forEach((file, i) => {
+    const record = recorded[file];
+    if (!record) violations.add('manifest', "data files the manifest's contract records no digest of", file);
+    else if (record.bytes !== sizes[i])
+      violations.add(
+        'manifest',
+        'data files whose size is not the one the switch recorded (changed since)',
+        file,
+        `${sizes[i]} bytes, recorded ${record.bytes}`,
+      );
+  });
+  return violations.list();
+}
+
+/** Files whose rows (as read here) are not the ones the switch recorded. */
+function fileDigestViolations(
+  digests: ReadonlyMap<string, VersionDigest>,
+  recorded: Readonly<Record<string, FileDigest>>,
+): ContractViolation[] {
+  const violations = new Violations();
+  for (const [file, digest] of digests) {
+    const record = recorded[file];
+    if (record && !digest.equals(VersionDigest.fromRecord(record)))
+      violations.add(
+        'manifest',
+        'data files whose rows are not the ones the switch recorded (changed since)',
+        file,
+        `${digest.rows} rows, recorded ${record.rows}`,
+      );
+  }
+  return violations.list();
 }
 
 function fileViolation(what: string, files: readonly string[]): ContractViolation {

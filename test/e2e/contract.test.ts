@@ -3,7 +3,7 @@
  * a version made wrong by hand refused at the switch (readers keep the previous one), and
  * `embedpipe verify` naming the offending ids of a current version made wrong after its switch.
  */
-import { readdir, readFile, readlink, stat } from 'node:fs/promises';
+import { readdir, readFile, readlink, realpath, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_API_KEY, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
@@ -101,6 +101,97 @@ async function ownFiles(dir: string, other: string): Promise<string[]> {
   }
   return own;
 }
+
+describe('a re-run sums the files it links from a checked version, and trusts no file that changed', () => {
+  let night1 = '';
+  beforeAll(async () => {
+    night1 = (await twoNights('linked', 120, 29)).night1;
+  });
+  const manifestOf = async (dir: string) => JSON.parse(await readFile(join(dir, '_manifest.json'), 'utf8'));
+  const dataFiles = async (dir: string) => (await readdir(dir)).filter((n) => n.endsWith('.parquet')).sort();
+
+  it("records every file's rows at the switch; the same corpus again is checked by digest, no row read", {
+    timeout: 120_000,
+  }, async () => {
+    const out = join(root, 'linked');
+    const first = await runCli(nightly(night1, out), EMULATOR_ENV);
+    expect(first.code, first.stderr).toBe(0);
+    const recorded = (await manifestOf(out)).contract.fileDigests;
+    expect(Object.keys(recorded).sort()).toEqual(await dataFiles(out));
+    for (const file of await dataFiles(out))
+      expect(recorded[file]).toMatchObject({ bytes: (await stat(join(out, file))).size });
+    const again = await runCli(nightly(night1, out), EMULATOR_ENV);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout).changes).toMatchObject({ added: 0, changed: 0, deleted: 0 });
+    // Every file is linked from v000001, none written by this run: summed from its record.
+    expect(again.stderr).toContain('"checked":"by digest"');
+    expect(await readlink(out)).toBe(join('linked.versions', 'v000002'));
+    expect((await manifestOf(out)).contract.fileDigests).toEqual(recorded);
+    const verified = await runCli(['verify', out, '--json']);
+    expect(verified.code, verified.stdout).toBe(0);
+  });
+
+  it('a linked file edited in place (both versions see it) is read row by row, and refused', {
+    timeout: 120_000,
+  }, async () => {
+    const out = join(root, 'linked-edited');
+    expect((await runCli(nightly(night1, out), EMULATOR_ENV)).code).toBe(0);
+    let duplicated = '';
+    const file = (await dataFiles(out))[0]!;
+    await tamperParquet(
+      join(out, file),
+      (rows) => {
+        duplicated = rows.ids[0]!;
+        appendCopy(rows, 0);
+      },
+      { inPlace: true },
+    );
+    const again = await runCli(nightly(night1, out), EMULATOR_ENV);
+    expect(again.code, again.stderr).toBe(5);
+    expect(again.stderr).toContain('[chunk-index]');
+    expect(again.stderr).toContain(duplicated);
+    expect(await readlink(out)).toBe(join('linked-edited.versions', 'v000001'));
+    // verify names the file: its size and its rows are not those its switch recorded.
+    const report = JSON.parse((await runCli(['verify', out, '--json'])).stdout);
+    const manifestViolations = (
+      report.violations as { check: string; message: string; ids: string[] }[]
+    ).filter((v) => v.check === 'manifest');
+    expect(manifestViolations.map((v) => v.message)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/size is not the one the switch recorded/),
+        expect.stringMatching(/rows are not the ones the switch recorded/),
+      ]),
+    );
+    expect(manifestViolations.flatMap((v) => v.ids)).toContain(file);
+  });
+
+  it("a recorded digest that is not the file's is not believed: the re-run reads the rows, verify names the file", {
+    timeout: 120_000,
+  }, async () => {
+    const out = join(root, 'linked-misrecorded');
+    expect((await runCli(nightly(night1, out), EMULATOR_ENV)).code).toBe(0);
+    const file = (await dataFiles(out))[0]!;
+    const manifestPath = join(await realpath(out), '_manifest.json');
+    const manifest = await manifestOf(out);
+    const record = manifest.contract.fileDigests[file];
+    record.digest = `${record.digest.slice(0, 15)}${record.digest.endsWith('0') ? '1' : '0'}`;
+    await writeFile(manifestPath, JSON.stringify(manifest, null, 2));
+    const report = JSON.parse((await runCli(['verify', out, '--json'])).stdout);
+    expect(report.ok).toBe(false);
+    expect(report.violations).toEqual([
+      expect.objectContaining({
+        check: 'manifest',
+        message: expect.stringMatching(/rows are not the ones the switch recorded/),
+        ids: [file],
+      }),
+    ]);
+    // The sums differ from the plan's: the switch reads the rows, which are sound, and switches.
+    const again = await runCli(nightly(night1, out), EMULATOR_ENV);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('"checked":"row by row"');
+    expect((await manifestOf(out)).contract.fileDigests[file].digest).not.toBe(record.digest);
+  });
+});
 
 describe('a version made wrong by hand is refused at the switch', () => {
   const tampers = {

@@ -1,7 +1,8 @@
 /**
  * A dataset made wrong by hand: a Parquet data file rewritten with its rows changed and its footer
  * metadata (batch map, records) kept, as an editing tool that preserves metadata would leave it. The
- * new file replaces the name (a new inode), so other versions' hard links keep the original.
+ * new file replaces the name (a new inode), so other versions' hard links keep the original, unless
+ * it is written in place.
  */
 import { rename, writeFile } from 'node:fs/promises';
 import { readColumns, utf8Values } from '../../src/output/columns.js';
@@ -17,7 +18,15 @@ export interface EditableRows {
   vectors: Float32Array[];
 }
 
-export async function tamperParquet(path: string, edit: (rows: EditableRows) => void): Promise<void> {
+/**
+ * `inPlace`: the bytes are written into the same inode instead (an edit every hard link of the file
+ * sees, as an editor that truncates and rewrites leaves it).
+ */
+export async function tamperParquet(
+  path: string,
+  edit: (rows: EditableRows) => void,
+  { inPlace = false } = {},
+): Promise<void> {
   const metadata = await parquetFileMetadata(path);
   const table = await readColumns(path, 'parquet', [...COLUMNS]);
   const embedding = table.getChild('embedding')!;
@@ -45,6 +54,7 @@ export async function tamperParquet(path: string, edit: (rows: EditableRows) => 
     },
     metadata,
   );
+  if (inPlace) return writeFile(path, bytes);
   await writeFile(`${path}.tampered`, bytes);
   await rename(`${path}.tampered`, path);
 }
