@@ -4,10 +4,15 @@
 // kernel's high-water mark) and RSS at each decile of the run so a reader sees whether it stays flat.
 // BENCH_RERUN=1: then the same command again, a nightly re-run of the unchanged corpus (every batch
 // carried over, the switch checking the version and counting what changed), measured the same way.
+// BENCH_RERUN_EDITS=N (with BENCH_RERUN=1): N documents spread through the corpus edited before the
+// re-run, the usual nightly (a few batches sent, the rest carried).
 // `npm run build && node bench/memory.bench.mjs`
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { API_KEY, mb, runEmbedpipe, startGateway, writeJsonlCorpus } from './lib.mjs';
 
 const megabytes = Number(process.env.BENCH_MB ?? 1024);
@@ -34,6 +39,8 @@ try {
   const env = { EMBEDPIPE_BASE_URL: gateway.baseUrl, EMBEDPIPE_API_KEY: API_KEY };
   await report('', await runEmbedpipe(args, env, { sampleMs: 500 }), bytes);
   if (process.env.BENCH_RERUN === '1') {
+    const edits = Number(process.env.BENCH_RERUN_EDITS ?? 0);
+    if (edits > 0) await editSpread(corpus, documents, edits);
     const rerun = await runEmbedpipe(args, env, { sampleMs: 500 });
     await report(`the re-run (documents ${JSON.stringify(rerun.summary.changes)}): `, rerun, bytes);
   }
@@ -64,4 +71,23 @@ async function report(label, { summary, samples, peakRss }, bytes) {
     `memory: ${label}peak RSS ${mb(peakRss)} MB (VmHWM; highest sample ${mb(sampled)} MB); ` +
       `by decile: ${deciles.map((s) => mb(s.rss)).join(' ')} MB`,
   );
+}
+
+/** Rewrites the corpus with `edits` of its `documents` (every k-th) given an extra sentence. */
+async function editSpread(path, documents, edits) {
+  const every = Math.max(1, Math.floor(documents / edits));
+  const out = createWriteStream(`${path}.edited`);
+  let n = 0;
+  for await (const line of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) {
+    let next = line;
+    if (n % every === every - 1 && line !== '') {
+      const doc = JSON.parse(line);
+      next = JSON.stringify({ ...doc, text: `${doc.text} Edited for the nightly run.` });
+    }
+    n += 1;
+    if (!out.write(`${next}\n`)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  await rename(`${path}.edited`, path);
 }
