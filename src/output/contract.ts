@@ -528,7 +528,7 @@ export class PairDigest {
   }
 
   get value(): DocumentDigest {
-    return { rows: this.rows, digest: hex8(this.a) + hex8(this.b) };
+    return { rows: this.rows, digest: lanesHex(this.a, this.b) };
   }
 }
 
@@ -557,8 +557,7 @@ export class VersionDigest {
   /** A document as `_documents.jsonl` records it (its rows and its PairDigest in hex). */
   addRecorded(id: string, { rows, digest }: DocumentDigest): void {
     const pairs = new PairDigest();
-    pairs.a = Number.parseInt(digest.slice(0, 8), 16) >>> 0;
-    pairs.b = Number.parseInt(digest.slice(8, 16), 16) >>> 0;
+    [pairs.a, pairs.b] = hexLanes(digest);
     pairs.rows = rows;
     this.addDocument(id, pairs);
   }
@@ -576,14 +575,13 @@ export class VersionDigest {
 
   /** As a manifest records a file's rows (contract.fileDigests): its rows and both lanes in hex. */
   get record(): DocumentDigest {
-    return { rows: this.#rows, digest: hex8(this.#a) + hex8(this.#b) };
+    return { rows: this.#rows, digest: lanesHex(this.#a, this.#b) };
   }
 
   /** The digest a manifest recorded (`record`). */
   static fromRecord({ rows, digest }: DocumentDigest): VersionDigest {
     const restored = new VersionDigest();
-    restored.#a = Number.parseInt(digest.slice(0, 8), 16) >>> 0;
-    restored.#b = Number.parseInt(digest.slice(8, 16), 16) >>> 0;
+    [restored.#a, restored.#b] = hexLanes(digest);
     restored.#rows = rows;
     return restored;
   }
@@ -624,6 +622,18 @@ function fmix32(h: number): number {
 const HEX_BYTES = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 const hex8 = (n: number) =>
   HEX_BYTES[n >>> 24]! + HEX_BYTES[(n >>> 16) & 255]! + HEX_BYTES[(n >>> 8) & 255]! + HEX_BYTES[n & 255]!;
+
+/** Two 32-bit lanes as the 16 hex digits a record holds (`_documents.jsonl`, the manifest). */
+const lanesHex = (a: number, b: number) => hex8(a) + hex8(b);
+
+/** A record's 16 hex digits as its two lanes. */
+const hexLanes = (digest: string): [number, number] => [
+  Number.parseInt(digest.slice(0, 8), 16) >>> 0,
+  Number.parseInt(digest.slice(8, 16), 16) >>> 0,
+];
+
+/** A recorded digest: 16 lowercase hex digits. */
+export const DIGEST_HEX = /^[0-9a-f]{16}$/;
 
 export interface DocumentDigest {
   readonly rows: number;

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { OutputError } from '../errors.js';
 import { syncDirectory, TempFile } from './atomic.js';
-import { type DocumentDigest, documentLine } from './contract.js';
+import { DIGEST_HEX, type DocumentDigest, documentLine } from './contract.js';
 import { DOCUMENTS_FILE } from './jsonl.js';
 
 /** Bytes of lines gathered before they are written. */
@@ -95,8 +95,6 @@ export interface DocumentRecord extends DocumentDigest {
   readonly id: string;
 }
 
-const DIGEST = /^[0-9a-f]{16}$/;
-
 /**
  * The documents of a `_documents.jsonl` at `path`, a piece of the file at a time (never the whole
  * text), each line checked; `onBytes` sees the file's bytes as read (to hash them). Throws
@@ -122,7 +120,7 @@ export async function* readDocumentRecords(
       typeof record?.id !== 'string' ||
       !Number.isInteger(record.rows) ||
       typeof record.digest !== 'string' ||
-      !DIGEST.test(record.digest)
+      !DIGEST_HEX.test(record.digest)
     )
       throw new OutputError(`${path}, line ${number}: not a document record ({"id", "rows", "digest"})`);
     return { id: record.id, rows: record.rows as number, digest: record.digest };

@@ -3,6 +3,7 @@
  * what writeManifest checks and readManifest accepts (see manifest.ts, which loads this on first use).
  */
 import * as z from 'zod';
+import { DIGEST_HEX } from './contract.js';
 import type { Manifest, ManifestV1 } from './manifest-types.js';
 
 export interface ManifestSchemas {
@@ -64,10 +65,7 @@ export function manifestSchemas(usdDecimals: number): ManifestSchemas {
         documents: count,
         documentsSha256: z.string().regex(/^[0-9a-f]{64}$/),
         fileDigests: z
-          .record(
-            z.string(),
-            z.object({ rows: count, digest: z.string().regex(/^[0-9a-f]{16}$/), bytes: count }),
-          )
+          .record(z.string(), z.object({ rows: count, digest: z.string().regex(DIGEST_HEX), bytes: count }))
           .optional(),
       })
       .optional(),
