@@ -591,8 +591,14 @@ export class VersionDigest {
   }
 }
 
-/** The VersionDigest of a file's rows, from their keys (each run of one id is one PairDigest). */
-export function versionDigestOf(rows: Pick<FileRowKeys, 'ids' | 'indices' | 'keys'>): VersionDigest {
+/**
+ * The VersionDigest of a file's rows, from their keys (each run of one id is one PairDigest); with
+ * `kept`, of the rows it marks 1 only.
+ */
+export function versionDigestOf(
+  rows: Pick<FileRowKeys, 'ids' | 'indices' | 'keys'>,
+  kept?: Uint8Array,
+): VersionDigest {
   const digest = new VersionDigest();
   const { ids } = rows;
   // One PairDigest for every run (addDocument keeps none): a file of 100,000 short documents made
@@ -602,8 +608,9 @@ export function versionDigestOf(rows: Pick<FileRowKeys, 'ids' | 'indices' | 'key
     pairs.a = 0;
     pairs.b = 0;
     pairs.rows = 0;
-    for (let row = start; row < ids.runEnd(run); row++) pairs.add(rows.indices[row]!, rows.keys[row]!);
-    digest.addDocument(ids.runId(run), pairs);
+    for (let row = start; row < ids.runEnd(run); row++)
+      if (!kept || kept[row] === 1) pairs.add(rows.indices[row]!, rows.keys[row]!);
+    if (pairs.rows > 0) digest.addDocument(ids.runId(run), pairs);
   }
   return digest;
 }

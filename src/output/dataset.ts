@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { EmbeddedBatch } from '../domain.js';
 import { OutputError } from '../errors.js';
 import { removeStaleTempFiles } from './atomic.js';
+import { batchRecordFrom } from './batch-record.js';
 import {
   batchMetadata,
   COMPACTED_BATCHES_KEY,
@@ -171,6 +172,19 @@ export class DatasetWriter {
       for (const batchId of contents.batches.keys()) if (!files.has(batchId)) files.set(batchId, name);
     }
     return files;
+  }
+
+  /**
+   * The batches of a data file, in the order of its batch map, with the rows each one's record
+   * says it holds (undefined where a batch has no record). Undefined for a part file.
+   */
+  async batchRowsOf(file: string): Promise<{ batchId: string; rows: number | undefined }[] | undefined> {
+    if (parseCompactedFileName(file)?.format !== this.format) return undefined;
+    const contents = await this.compactedFile(file);
+    return [...contents.batches.keys()].map((batchId) => ({
+      batchId,
+      rows: batchRecordFrom(batchMetadata(contents, batchId))?.rows,
+    }));
   }
 
   /**

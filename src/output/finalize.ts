@@ -44,6 +44,7 @@ import {
   writeManifest,
 } from './index.js';
 import type { FileDigest, ManifestContract } from './manifest.js';
+import { dropUnplannedBatches, keptRowsOf } from './outdated-files.js';
 import { type FileRowKeys, type RowKeyOptions, readRowKeys } from './row-keys.js';
 import { type CountedRows, verifyVersion } from './verify.js';
 import type { VersionedDataset } from './versions.js';
@@ -63,8 +64,6 @@ export interface FinalizeInput {
    * the chunks it hashed, or one linked unchanged from a version whose switch checked it, is not.
    */
   readonly checkTexts?: (file: string) => boolean;
-  /** Row keys known without reading the file (see FinalizeVersionInput.writtenHere). */
-  readonly known?: (file: string) => FileRowKeys | undefined;
 }
 
 export interface CompactedDataset {
@@ -106,12 +105,7 @@ export async function compactDataset(input: FinalizeInput): Promise<CompactedDat
     expected.replan(documentId, file);
   }
   const checkTexts = input.checkTexts ?? (() => true);
-  const known = new Map<string, FileRowKeys>();
-  for (const file of ordered) {
-    const keys = input.known?.(file);
-    if (keys) known.set(file, keys);
-  }
-  const scans = await readKeys(writer, ordered, known, (file) =>
+  const scans = await readKeys(writer, ordered, new Map(), (file) =>
     checkTexts(file) ? { model: input.model } : {},
   );
   // A row both in an outdated file and in another is kept in the other: the outdated file is
@@ -215,8 +209,6 @@ export interface FinalizeVersionInput {
   readonly writtenHere?: ReadonlyMap<string, WrittenFile>;
   /** Documents re-planned by batches this process committed, with those rows' digest. */
   readonly replannedHere?: ReadonlyMap<string, ReplannedRows>;
-  /** Row keys already read from the version's files (the vector index read them). */
-  readonly readKeys?: { rowKeys(file: string): FileRowKeys | undefined };
   readonly planned: readonly string[];
   readonly owners: ReadonlyMap<string, string>;
   readonly expected: PlanReader;
@@ -360,7 +352,6 @@ export type VersionCheckInput = Pick<
   | 'model'
   | 'writtenHere'
   | 'replannedHere'
-  | 'readKeys'
   | 'current'
   | 'logger'
 >;
@@ -390,14 +381,16 @@ export interface CheckedVersion {
 }
 
 /**
- * The version checked without reading a row, where that is certain: every file is a group file
- * this process wrote or one linked unchanged from the current version whose switch recorded its
- * rows' digest, the files hold only planned batches, every re-planned document was re-planned by a
- * batch this process committed (its rows there stand in for its first plan), and the digest of the
- * files' rows (summed at their commit, or as recorded) is the digest of the plan's chunks less the
- * failed ones. A re-planned document's first rows left in some file break the equality.
- * `_documents.jsonl` then comes from the plan. Undefined otherwise: checkedByRows decides, and
- * names what is wrong (a digest alone cannot). Nothing here grows with the rows.
+ * The version checked by digest, where that is certain: every file is a group file this process
+ * wrote or one linked unchanged from the current version whose switch recorded its rows' digest,
+ * every re-planned document was re-planned by a batch this process committed (its rows there stand
+ * in for its first plan), and the digest of the files' rows (summed at their commit, or as
+ * recorded) is the digest of the plan's chunks less the failed ones. A linked file that still holds
+ * batches the plan no longer has (outdated-files.ts) counts with its planned batches' rows, read,
+ * and is rewritten without the others once the sums agree. A re-planned document's first rows left
+ * in some file break the equality. `_documents.jsonl` then comes from the plan. Undefined
+ * otherwise: checkedByRows decides, and names what is wrong (a digest alone cannot). Nothing here
+ * grows with the rows but one outdated file's keys at a time.
  */
 async function checkedByDigest(
   input: VersionCheckInput,
@@ -415,26 +408,31 @@ async function checkedByDigest(
   }
   const plannedSet = new Set(input.planned);
   const fileOf = await writer.batchFiles();
-  for (const batchId of fileOf.keys()) if (!plannedSet.has(batchId)) return undefined;
-  const files = [
+  let files = [
     ...new Set(input.planned.map((id) => fileOf.get(id)).filter((f): f is string => f !== undefined)),
   ];
+  const outdatedSet = new Set<string>();
+  for (const [batchId, file] of fileOf) if (!plannedSet.has(batchId)) outdatedSet.add(file);
   const carried = await carriedDigests(
     writer.dir,
     input.current,
     files.filter((file) => !writtenHere.has(file)),
     dims,
   );
-  const fileRows = new Map<string, number>();
+  // An outdated file is summed by the rows of its planned batches, read; only a carried one (its
+  // texts were checked at its switch) is: anything else is checked row by row.
+  if ([...outdatedSet].some((file) => !carried.has(file))) return undefined;
+  const outdated = await keptRowsOf(writer, [...outdatedSet], plannedSet);
+  if (!outdated) return undefined;
+  const keptDigests = new Map(outdated.map((kept) => [kept.file, kept.digest]));
   const digests = new Map<string, VersionDigest>();
   const rows = new VersionDigest();
   for (const file of files) {
     const written = writtenHere.get(file);
     if (written && (written.rows !== written.digest.rows || (dims > 0 && written.dims !== dims)))
       return undefined;
-    const digest = written?.digest ?? carried.get(file);
+    const digest = written?.digest ?? keptDigests.get(file) ?? carried.get(file);
     if (!digest) return undefined;
-    fileRows.set(file, digest.rows);
     digests.set(file, digest);
     rows.addDigest(digest);
   }
@@ -452,6 +450,18 @@ async function checkedByDigest(
     if (plan) input.logger.info("the files' rows do not digest to the plan's: checking them row by row");
     return undefined;
   }
+  if (outdated.length > 0) {
+    const rewritten = await dropUnplannedBatches(writer, outdated, plannedSet);
+    for (const kept of outdated) digests.delete(kept.file);
+    for (const [file, digest] of rewritten) digests.set(file, digest);
+    const fileOfNow = await writer.batchFiles();
+    files = [...new Set(input.planned.map((id) => fileOfNow.get(id)!))];
+    input.logger.info(
+      { rewritten: outdated.length, into: rewritten.size },
+      'dropped the batches this plan no longer has from the files carried over',
+    );
+  }
+  const fileRows = new Map(files.map((file) => [file, digests.get(file)!.rows]));
   return {
     byDigest: true,
     files,
@@ -480,7 +490,6 @@ async function checkedByRows(
     expected,
     model: input.model,
     checkTexts: (file) => !input.writtenHere?.has(file) && !checked.has(file),
-    known: (file) => (checked.has(file) ? input.readKeys?.rowKeys(file) : undefined),
   });
   if (violations.length > 0) throw new DatasetContractError(writer.dir, violations);
   const rows = new DatasetRows(files.map((file) => scans.get(file)!));

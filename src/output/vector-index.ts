@@ -18,7 +18,7 @@ import type { StoredVectors } from '../embedding/reuse.js';
 import { plainUtf8, readColumns, readRowsOf } from './columns.js';
 import { hashKey as keyOf } from './hash-key.js';
 import type { OutputFormat } from './part-file.js';
-import { type FileRowKeys, readRowKeys } from './row-keys.js';
+import { readRowKeys } from './row-keys.js';
 import { SpillingNumberTable } from './spilling-number-table.js';
 import { EMBEDDING_COLUMN, HASH_COLUMN } from './table.js';
 import { VectorCache } from './vector-cache.js';
@@ -103,20 +103,13 @@ export class VectorIndex implements StoredVectors {
   ): Promise<VectorIndex> {
     const index = new VectorIndex(dir, files, format);
     for (const [file, name] of files.entries()) {
-      // The ids and chunk indices too: finalize's contract check reads these files' row keys from here.
-      const keys = await readRowKeys(dir, name, format);
-      index.#fileKeys.set(name, keys);
-      for (let row = 0; row < keys.keys.length; row++) index.#addKey(keys.keys[row]!, file, row);
+      // Not kept: a nightly's switch sums most files from their records, and holding every row's
+      // keys until then was most of a large re-run's memory (docs/benchmarks.md).
+      const { keys } = await readRowKeys(dir, name, format);
+      for (let row = 0; row < keys.length; row++) index.#addKey(keys[row]!, file, row);
     }
     return index;
   }
-
-  /** The row keys of a file the index was built from (read once, for the run's finalize too). */
-  rowKeys(file: string): FileRowKeys | undefined {
-    return this.#fileKeys.get(file);
-  }
-
-  readonly #fileKeys = new Map<string, FileRowKeys>();
 
   /**
    * Indexes rows written since the index was built: `hashes[i]` is row i of `file` (a data file of

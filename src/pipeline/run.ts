@@ -346,7 +346,6 @@ async function finalizeRunVersion(
   const { stats, logger, client } = deps;
   const model = plan.model.id;
   const tally = stats.ledger.dataset();
-  const index = run.index();
   return finalizeVersion({
     dataset: session.dataset,
     version: session.version.name,
@@ -358,8 +357,6 @@ async function finalizeRunVersion(
     expected: stages.expected,
     writtenHere: commit.writtenHere,
     replannedHere: commit.replannedHere,
-    // The index read the row keys of the files it was built from (carried over, resumed).
-    ...(index ? { readKeys: await index } : {}),
     failures,
     dims,
     // An audio file not transcribed (retries ran out) is a document missing like a batch.

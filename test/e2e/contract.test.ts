@@ -3,7 +3,7 @@
  * a version made wrong by hand refused at the switch (readers keep the previous one), and
  * `embedpipe verify` naming the offending ids of a current version made wrong after its switch.
  */
-import { readdir, readFile, readlink, realpath, stat, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, readlink, realpath, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_API_KEY, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
@@ -87,6 +87,51 @@ describe('the nightly scenario', () => {
       rows: held.rows,
       documents: held.documents,
     });
+  });
+
+  it('drops the batches the plan no longer has from the files it links by digest; the same rows as row by row', {
+    timeout: 120_000,
+  }, async () => {
+    const { night1, night2 } = await twoNights('by-batch', 300, 41);
+    const out = join(root, 'by-batch');
+    const r1 = await runCli(nightly(night1, out), EMULATOR_ENV);
+    expect(r1.code, r1.stderr).toBe(0);
+    // The same dataset, its first version made to look like an older build's (no file records):
+    // its next version is checked row by row.
+    const rows = join(root, 'by-rows');
+    await cp(`${out}.versions`, `${rows}.versions`, { recursive: true });
+    await symlink(join('by-rows.versions', 'v000001'), rows);
+    const first = join(`${rows}.versions`, 'v000001', '_manifest.json');
+    const manifest = JSON.parse(await readFile(first, 'utf8'));
+    delete manifest.contract.fileDigests;
+    await writeFile(first, JSON.stringify(manifest));
+
+    const byDigest = await runCli(nightly(night2, out), EMULATOR_ENV);
+    expect(byDigest.code, byDigest.stderr).toBe(0);
+    expect(byDigest.stderr).toContain('"checked":"by digest"');
+    expect(byDigest.stderr).toContain('dropped the batches this plan no longer has');
+    const byRows = await runCli(nightly(night2, rows), EMULATOR_ENV);
+    expect(byRows.code, byRows.stderr).toBe(0);
+    expect(byRows.stderr).toContain('"checked":"row by row"');
+    expect(JSON.parse(byDigest.stdout).changes).toEqual(JSON.parse(byRows.stdout).changes);
+    const columns = 'id, chunk_index, text, content_hash, embedding';
+    for (const [a, b] of [
+      [out, rows],
+      [rows, out],
+    ] as const) {
+      const [differ] = await query(
+        `SELECT count(*)::INT AS n FROM (SELECT ${columns} FROM read_parquet(${sqlString(join(a!, '*.parquet'))})
+           EXCEPT ALL SELECT ${columns} FROM read_parquet(${sqlString(join(b!, '*.parquet'))}))`,
+      );
+      expect(differ?.['n']).toBe(0);
+    }
+    const held = await shape(out);
+    expect(held.rows).toBe(held.keys);
+    const verified = await runCli(['verify', out, '--deep', '--json']);
+    expect(verified.code, verified.stdout).toBe(0);
+    // Readers of the previous version still see it whole: the files it shares were not touched.
+    const previous = await runCli(['verify', out, '--version', 'v000001', '--deep', '--json']);
+    expect(previous.code, previous.stdout).toBe(0);
   });
 });
 

@@ -3,9 +3,9 @@
  * finalize reading each part's footer once: its tally reads every part's batch record,
  * and the compaction's survey of the same parts gets those reads instead of opening the files again.
  */
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentHash } from '../../src/content-hash.js';
 import type { EmbeddedBatch } from '../../src/domain.js';
@@ -25,6 +25,7 @@ import { replannedDigests, type WrittenFile } from '../../src/output/durable-com
 import { checkVersion, compactDataset } from '../../src/output/finalize.js';
 import { hashKey } from '../../src/output/hash-key.js';
 import { DOCUMENTS_FILE } from '../../src/output/jsonl.js';
+import type { FileDigest } from '../../src/output/manifest.js';
 import { CODECS } from '../../src/output/part-file.js';
 import { readingOnce } from '../../src/output/reading-once.js';
 import { RowIds, readRowKeys } from '../../src/output/row-keys.js';
@@ -249,6 +250,138 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
     expect(byRows.counted).toMatchObject({ rows: 6 + 4 + 3, documents: 6 });
     const keys = await Promise.all(byRows.files.map((file) => readRowKeys(left.dir, file, 'parquet')));
     expect(new DatasetRows(keys).digests()).toEqual(documents);
+  });
+
+  /**
+   * A previous version of `groups` (each batch's record saying `recorded(batch)` rows) whose switch
+   * recorded its files' digests, and the next version linking its files, as a run builds it.
+   */
+  async function carriedOver(
+    name: string,
+    groups: EmbeddedBatch[][],
+    recorded: (batch: EmbeddedBatch) => number = (batch) => batch.chunks.length,
+  ) {
+    const previous = join(root, name, 'v1');
+    const next = join(root, name, 'v2');
+    const old = new DatasetWriter({
+      dir: previous,
+      format: 'parquet',
+      metadata: { 'embedpipe.model': MODEL },
+    });
+    const files: string[] = [];
+    for (const group of groups) {
+      const entries = group.map((batch) => ({
+        batchId: batch.batchId,
+        batch,
+        extra: { 'embedpipe.batch': JSON.stringify({ rows: recorded(batch) }) },
+      }));
+      files.push((await old.writeGroup(entries)).file);
+    }
+    const fileDigests: Record<string, FileDigest> = {};
+    await mkdir(next, { recursive: true });
+    for (const file of files) {
+      const keys = await readRowKeys(previous, file, 'parquet');
+      const { size } = await stat(join(previous, file));
+      fileDigests[file] = { ...versionDigestOf(keys).record, bytes: size };
+      await link(join(previous, file), join(next, file));
+    }
+    const current = {
+      name: 'v1',
+      dir: previous,
+      manifest: {
+        model: MODEL,
+        dims: DIMS,
+        files,
+        contract: { documents: 0, documentsSha256: '', fileDigests },
+      },
+    };
+    return { previous, next, files, current };
+  }
+
+  /** The check of the next version of `carried`: `plan` planned, `sent` written by this run. */
+  async function nextVersion(
+    carried: Awaited<ReturnType<typeof carriedOver>>,
+    plan: EmbeddedBatch[],
+    sent: EmbeddedBatch[],
+  ) {
+    const { input } = await written(relative(root, carried.next), sent.length > 0 ? [sent] : [], plan);
+    return checkVersion({ ...input, current: carried.current }, new Map(), DIMS);
+  }
+
+  /** The (id, chunk_index) keys of a folder's data files, as DuckDB reads them. */
+  const keysOf = async (dir: string) =>
+    (
+      await query(
+        `SELECT id || '/' || chunk_index AS k FROM read_parquet(${sqlString(join(dir, '*.parquet'))}) ORDER BY k`,
+      )
+    ).map((row) => row['k']);
+
+  it('drops the batches a linked file holds that the plan no longer has, by digest, reading that file alone', async () => {
+    const [a, b, c, d] = [
+      batchOf('a', 'p', 3, 2),
+      batchOf('bb', 'q', 2, 3),
+      batchOf('ccc', 'r', 4, 1),
+      batchOf('dddd', 's', 2, 2),
+    ];
+    // b's documents changed: this run planned and sent them as b2.
+    const b2 = batchOf('b2', 'q2', 2, 3);
+    const carried = await carriedOver('by-batch', [[a, b, c], [d]]);
+    const checked = await nextVersion(carried, [a, c, d, b2], [b2]);
+    expect(checked.byDigest).toBe(true);
+    expect(checked.counted).toMatchObject({ rows: 6 + 4 + 4 + 6, documents: 3 + 4 + 2 + 2 });
+    // The outdated file was rewritten with a's and c's rows; d's file is still the linked one.
+    expect(checked.files).toContain(carried.files[1]);
+    expect(checked.files).not.toContain(carried.files[0]);
+    const want = [a, c, d, b2]
+      .flatMap((batch) => batch.chunks.map((ch) => `${ch.documentId}/${ch.index}`))
+      .sort();
+    expect(await keysOf(carried.next)).toEqual(want);
+    for (const file of checked.files) {
+      const keys = await readRowKeys(carried.next, file, 'parquet');
+      expect(checked.digests.get(file)?.record).toEqual(versionDigestOf(keys).record);
+      expect(checked.counted.fileRows.get(file)).toBe(keys.ids.length);
+    }
+    const rewritten = checked.files.find(
+      (file) => !carried.files.includes(file) && file !== checked.files.at(-1),
+    )!;
+    expect([
+      ...(await new DatasetWriter({
+        dir: carried.next,
+        format: 'parquet',
+        metadata: { 'embedpipe.model': MODEL },
+      }).batchRowsOf(rewritten))!,
+    ]).toEqual([
+      { batchId: 'a', rows: 6 },
+      { batchId: 'ccc', rows: 4 },
+    ]);
+    // The previous version's file, which readers of v1 still see, holds b's rows as before.
+    expect((await keysOf(carried.previous)).length).toBe(6 + 6 + 4 + 4);
+  });
+
+  it('checks row by row, with the same rows, where the batch records do not say where the rows are', async () => {
+    const [a, b, c] = [batchOf('a', 'p', 3, 2), batchOf('bb', 'q', 2, 2), batchOf('ccc', 'r', 4, 1)];
+    const b2 = batchOf('b2', 'q2', 2, 3);
+    const want = [a, c, b2]
+      .flatMap((batch) => batch.chunks.map((ch) => `${ch.documentId}/${ch.index}`))
+      .sort();
+    // b's record says one row more than the file holds: the records do not sum to the file's rows.
+    const misstated = await carriedOver(
+      'misstated',
+      [[a, b, c]],
+      (batch) => batch.chunks.length + (batch === b ? 1 : 0),
+    );
+    const one = await nextVersion(misstated, [a, c, b2], [b2]);
+    expect(one.byDigest).toBe(false);
+    expect(await keysOf(misstated.next)).toEqual(want);
+    // a's and b's counts swapped: they sum to the file's rows, but a's range takes b's rows and the
+    // version's digest is not the plan's. Nothing is dropped by batch; the row-by-row check keeps the right rows.
+    const swapped = await carriedOver('swapped', [[a, b, c]], (batch) =>
+      batch === a ? b.chunks.length : batch === b ? a.chunks.length : batch.chunks.length,
+    );
+    const two = await nextVersion(swapped, [a, c, b2], [b2]);
+    expect(two.byDigest).toBe(false);
+    expect([two.counted.rows, two.counted.documents]).toEqual([one.counted.rows, one.counted.documents]);
+    expect(await keysOf(swapped.next)).toEqual(want);
   });
 
   it('checks row by row when a row is not the one the plan holds, and names it', async () => {
