@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark in turn (numbers, not pass/fail). The memory benchmark runs on a
 // 256 MB and a 4 GB corpus (BENCH_MB per entry below; the 4 GB one takes ~5 minutes on 2 cores, and
-// ~1 more for its re-run, the nightly case) and on 1 GB of short documents. BENCH_PLANNER_MB sets the planner benchmark's size (default 256 MB per corpus, three corpora, each on one core and on all).
+// ~1 more for its nightly re-run with edits) and on 1 GB of short documents (and its nightly). BENCH_PLANNER_MB sets the planner benchmark's size (default 256 MB per corpus, three corpora, each on one core and on all).
 import { spawnSync } from 'node:child_process';
 
 const benches = [
@@ -25,9 +25,14 @@ const benches = [
   ['contract.bench.mjs'],
   // Memory flat in the corpus size: a 256 MB and a 4 GB corpus (about 5 minutes).
   ['memory.bench.mjs', { BENCH_MB: '256' }],
-  ['memory.bench.mjs', { BENCH_MB: '4096', BENCH_RERUN: '1' }],
-  // The state kept per document (ids, plan): 1 GB of ~500 B documents, 1.4M of them (~2 minutes).
-  ['memory.bench.mjs', { BENCH_MB: '1024', BENCH_DOC_BYTES: '500' }],
+  // Then the usual nightly: 100 documents spread through the corpus edited, the same command again.
+  ['memory.bench.mjs', { BENCH_MB: '4096', BENCH_RERUN: '1', BENCH_RERUN_EDITS: '100' }],
+  // The state kept per document (ids, plan): 1 GB of ~500 B documents, 1.4M of them, and its
+  // nightly (~3 minutes).
+  [
+    'memory.bench.mjs',
+    { BENCH_MB: '1024', BENCH_DOC_BYTES: '500', BENCH_RERUN: '1', BENCH_RERUN_EDITS: '100' },
+  ],
   // Workers at 500 ms latency: 1, 2 and 4 of them, measured at the gateway.
   ['workers.bench.mjs', '30000', '1,2,4'],
 ];

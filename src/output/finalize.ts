@@ -457,7 +457,7 @@ async function checkedByDigest(
     const fileOfNow = await writer.batchFiles();
     files = [...new Set(input.planned.map((id) => fileOfNow.get(id)!))];
     input.logger.info(
-      { rewritten: outdated.length, into: rewritten.size },
+      { rewritten: outdated.length },
       'dropped the batches this plan no longer has from the files carried over',
     );
   }

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { OutputError } from '../errors.js';
 import { compactParts } from './compact.js';
-import { VersionDigest, versionDigestOf } from './contract.js';
+import { type VersionDigest, versionDigestOf } from './contract.js';
 import type { DatasetWriter } from './dataset.js';
 import { readRowKeys } from './row-keys.js';
 
@@ -68,9 +68,9 @@ async function keptRowsOfFile(
 }
 
 /**
- * Rewrites the outdated files with only their kept rows (merged into a few data files, as
- * compaction does) and lists the planned batches only. Resolves with each new file's digest: the
- * sum of its inputs' kept rows (an input is never split between files).
+ * Rewrites each outdated file with only its kept rows, listing its planned batches only. Each on
+ * its own, not merged: a merged file would be rewritten whole by the next nightly that edits one of
+ * its documents, and files would grow night after night. Resolves with each new file's digest.
  */
 export async function dropUnplannedBatches(
   writer: DatasetWriter,
@@ -78,6 +78,7 @@ export async function dropUnplannedBatches(
   planned: ReadonlySet<string>,
 ): Promise<Map<string, VersionDigest>> {
   const byFile = new Map(outdated.map((kept) => [kept.file, kept]));
+  // A new file's batches are its input's planned ones.
   const inputOf = new Map<string, KeptRows>();
   for (const kept of outdated) for (const batchId of kept.batches) inputOf.set(batchId, kept);
   const { files } = await compactParts({
@@ -87,15 +88,15 @@ export async function dropUnplannedBatches(
     keepBatch: (batchId) => planned.has(batchId),
     readMetadata: writer.readFileMetadata,
     keepRow: (file, row) => byFile.get(file)!.kept[row] === 1,
+    // Every input a file of its own (a group takes one input whatever the target).
+    targetFileBytes: 0,
   });
   const digests = new Map<string, VersionDigest>();
   for (const written of files) {
-    const digest = new VersionDigest();
-    for (const input of new Set(written.batches.map((batchId) => inputOf.get(batchId)!)))
-      digest.addDigest(input.digest);
+    const { digest } = inputOf.get(written.batches[0]!)!;
     if (digest.rows !== written.rows) {
       throw new OutputError(
-        `${join(writer.dir, written.file)} holds ${written.rows} rows, its inputs' planned batches ${digest.rows}`,
+        `${join(writer.dir, written.file)} holds ${written.rows} rows, not the ${digest.rows} of its planned batches`,
       );
     }
     digests.set(written.file, digest);
