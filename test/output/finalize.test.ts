@@ -6,6 +6,7 @@
 import { link, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
+import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentHash } from '../../src/content-hash.js';
 import type { EmbeddedBatch } from '../../src/domain.js';
@@ -26,7 +27,7 @@ import { checkVersion, compactDataset } from '../../src/output/finalize.js';
 import { hashKey } from '../../src/output/hash-key.js';
 import { DOCUMENTS_FILE } from '../../src/output/jsonl.js';
 import type { FileDigest } from '../../src/output/manifest.js';
-import { CODECS } from '../../src/output/part-file.js';
+import { CODECS, type OutputFormat } from '../../src/output/part-file.js';
 import { readingOnce } from '../../src/output/reading-once.js';
 import { RowIds, readRowKeys } from '../../src/output/row-keys.js';
 import { query, sqlString } from '../helpers/duckdb.js';
@@ -124,9 +125,14 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
   };
 
   /** Groups written as a run writes them, each file's digest summed from the rows it wrote. */
-  async function written(name: string, groups: EmbeddedBatch[][], plan: EmbeddedBatch[] = groups.flat()) {
+  async function written(
+    name: string,
+    groups: EmbeddedBatch[][],
+    plan: EmbeddedBatch[] = groups.flat(),
+    format: OutputFormat = 'parquet',
+  ) {
     const dir = join(root, name);
-    const writer = new DatasetWriter({ dir, format: 'parquet', metadata: { 'embedpipe.model': MODEL } });
+    const writer = new DatasetWriter({ dir, format, metadata: { 'embedpipe.model': MODEL } });
     const writtenHere = new Map<string, WrittenFile>();
     for (const group of groups) {
       const file = await writer.writeGroup(group.map((batch) => ({ batchId: batch.batchId, batch })));
@@ -260,14 +266,11 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
     name: string,
     groups: EmbeddedBatch[][],
     recorded: (batch: EmbeddedBatch) => number = (batch) => batch.chunks.length,
+    format: OutputFormat = 'parquet',
   ) {
     const previous = join(root, name, 'v1');
     const next = join(root, name, 'v2');
-    const old = new DatasetWriter({
-      dir: previous,
-      format: 'parquet',
-      metadata: { 'embedpipe.model': MODEL },
-    });
+    const old = new DatasetWriter({ dir: previous, format, metadata: { 'embedpipe.model': MODEL } });
     const files: string[] = [];
     for (const group of groups) {
       const entries = group.map((batch) => ({
@@ -280,7 +283,7 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
     const fileDigests: Record<string, FileDigest> = {};
     await mkdir(next, { recursive: true });
     for (const file of files) {
-      const keys = await readRowKeys(previous, file, 'parquet');
+      const keys = await readRowKeys(previous, file, format);
       const { size } = await stat(join(previous, file));
       fileDigests[file] = { ...versionDigestOf(keys).record, bytes: size };
       await link(join(previous, file), join(next, file));
@@ -295,7 +298,7 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
         contract: { documents: 0, documentsSha256: '', fileDigests },
       },
     };
-    return { previous, next, files, current };
+    return { previous, next, files, current, format };
   }
 
   /** The check of the next version of `carried`: `plan` planned, `sent` written by this run. */
@@ -304,59 +307,75 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
     plan: EmbeddedBatch[],
     sent: EmbeddedBatch[],
   ) {
-    const { input } = await written(relative(root, carried.next), sent.length > 0 ? [sent] : [], plan);
+    const { input } = await written(
+      relative(root, carried.next),
+      sent.length > 0 ? [sent] : [],
+      plan,
+      carried.format,
+    );
     return checkVersion({ ...input, current: carried.current }, new Map(), DIMS);
   }
 
-  /** The (id, chunk_index) keys of a folder's data files, as DuckDB reads them. */
-  const keysOf = async (dir: string) =>
-    (
-      await query(
+  /** The (id, chunk_index) keys of a folder's data files, as DuckDB (Parquet) or Arrow JS (IPC files) reads them. */
+  async function keysOf(dir: string, format: OutputFormat = 'parquet'): Promise<unknown[]> {
+    if (format === 'parquet') {
+      const rows = await query(
         `SELECT id || '/' || chunk_index AS k FROM read_parquet(${sqlString(join(dir, '*.parquet'))}) ORDER BY k`,
-      )
-    ).map((row) => row['k']);
-
-  it('drops the batches a linked file holds that the plan no longer has, by digest, reading that file alone', async () => {
-    const [a, b, c, d] = [
-      batchOf('a', 'p', 3, 2),
-      batchOf('bb', 'q', 2, 3),
-      batchOf('ccc', 'r', 4, 1),
-      batchOf('dddd', 's', 2, 2),
-    ];
-    // b's documents changed: this run planned and sent them as b2.
-    const b2 = batchOf('b2', 'q2', 2, 3);
-    const carried = await carriedOver('by-batch', [[a, b, c], [d]]);
-    const checked = await nextVersion(carried, [a, c, d, b2], [b2]);
-    expect(checked.byDigest).toBe(true);
-    expect(checked.counted).toMatchObject({ rows: 6 + 4 + 4 + 6, documents: 3 + 4 + 2 + 2 });
-    // The outdated file was rewritten with a's and c's rows; d's file is still the linked one.
-    expect(checked.files).toContain(carried.files[1]);
-    expect(checked.files).not.toContain(carried.files[0]);
-    const want = [a, c, d, b2]
-      .flatMap((batch) => batch.chunks.map((ch) => `${ch.documentId}/${ch.index}`))
-      .sort();
-    expect(await keysOf(carried.next)).toEqual(want);
-    for (const file of checked.files) {
-      const keys = await readRowKeys(carried.next, file, 'parquet');
-      expect(checked.digests.get(file)?.record).toEqual(versionDigestOf(keys).record);
-      expect(checked.counted.fileRows.get(file)).toBe(keys.ids.length);
+      );
+      return rows.map((row) => row['k']);
     }
-    const rewritten = checked.files.find(
-      (file) => !carried.files.includes(file) && file !== checked.files.at(-1),
-    )!;
-    expect([
-      ...(await new DatasetWriter({
-        dir: carried.next,
-        format: 'parquet',
-        metadata: { 'embedpipe.model': MODEL },
-      }).batchRowsOf(rewritten))!,
-    ]).toEqual([
-      { batchId: 'a', rows: 6 },
-      { batchId: 'ccc', rows: 4 },
-    ]);
-    // The previous version's file, which readers of v1 still see, holds b's rows as before.
-    expect((await keysOf(carried.previous)).length).toBe(6 + 6 + 4 + 4);
-  });
+    const keys: string[] = [];
+    for (const name of (await readdir(dir)).filter((n) => n.endsWith('.arrow'))) {
+      const table = tableFromIPC(await readFile(join(dir, name)));
+      for (const row of table) keys.push(`${row['id']}/${row['chunk_index']}`);
+    }
+    return keys.sort();
+  }
+
+  it.each(['parquet', 'arrow'] as const)(
+    'drops the batches a linked file holds that the plan no longer has, by digest, reading that file alone (%s)',
+    async (format) => {
+      const [a, b, c, d] = [
+        batchOf('a', 'p', 3, 2),
+        batchOf('bb', 'q', 2, 3),
+        batchOf('ccc', 'r', 4, 1),
+        batchOf('dddd', 's', 2, 2),
+      ];
+      // b's documents changed: this run planned and sent them as b2.
+      const b2 = batchOf('b2', 'q2', 2, 3);
+      const carried = await carriedOver(`by-batch-${format}`, [[a, b, c], [d]], undefined, format);
+      const checked = await nextVersion(carried, [a, c, d, b2], [b2]);
+      expect(checked.byDigest).toBe(true);
+      expect(checked.counted).toMatchObject({ rows: 6 + 4 + 4 + 6, documents: 3 + 4 + 2 + 2 });
+      // The outdated file was rewritten with a's and c's rows; d's file is still the linked one.
+      expect(checked.files).toContain(carried.files[1]);
+      expect(checked.files).not.toContain(carried.files[0]);
+      const want = [a, c, d, b2]
+        .flatMap((batch) => batch.chunks.map((ch) => `${ch.documentId}/${ch.index}`))
+        .sort();
+      expect(await keysOf(carried.next, format)).toEqual(want);
+      for (const file of checked.files) {
+        const keys = await readRowKeys(carried.next, file, format);
+        expect(checked.digests.get(file)?.record).toEqual(versionDigestOf(keys).record);
+        expect(checked.counted.fileRows.get(file)).toBe(keys.ids.length);
+      }
+      const rewritten = checked.files.find(
+        (file) => !carried.files.includes(file) && file !== checked.files.at(-1),
+      )!;
+      expect([
+        ...(await new DatasetWriter({
+          dir: carried.next,
+          format,
+          metadata: { 'embedpipe.model': MODEL },
+        }).batchRowsOf(rewritten))!,
+      ]).toEqual([
+        { batchId: 'a', rows: 6 },
+        { batchId: 'ccc', rows: 4 },
+      ]);
+      // The previous version's file, which readers of v1 still see, holds b's rows as before.
+      expect((await keysOf(carried.previous, format)).length).toBe(6 + 6 + 4 + 4);
+    },
+  );
 
   it('checks row by row, with the same rows, where the batch records do not say where the rows are', async () => {
     const [a, b, c] = [batchOf('a', 'p', 3, 2), batchOf('bb', 'q', 2, 2), batchOf('ccc', 'r', 4, 1)];
