@@ -57,8 +57,8 @@ export async function documentChanges(before: VersionFiles, after: VersionFiles)
  * peak, docs/benchmarks.md, "a twenty-second session".)
  */
 async function changesByRecords(beforeDir: string, afterDir: string): Promise<DocumentChanges | undefined> {
-  const before = readDocumentRecords(join(beforeDir, DOCUMENTS_FILE));
-  const after = readDocumentRecords(join(afterDir, DOCUMENTS_FILE));
+  const before = new RecordCursor(readDocumentRecords(join(beforeDir, DOCUMENTS_FILE)));
+  const after = new RecordCursor(readDocumentRecords(join(afterDir, DOCUMENTS_FILE)));
   const counts = { added: 0, changed: 0, unchanged: 0, deleted: 0 };
   const compare = (was: DocumentDigest, now: DocumentDigest) => {
     if (was.rows === now.rows && was.digest === now.digest) counts.unchanged += 1;
@@ -77,28 +77,19 @@ async function changesByRecords(beforeDir: string, afterDir: string): Promise<Do
       else compare(match, record);
     }
   };
-  let beforeDone = false;
-  let afterDone = false;
   try {
-    while (!beforeDone || !afterDone) {
-      let old: DocumentRecord | undefined;
-      let now: DocumentRecord | undefined;
-      if (!beforeDone) {
-        try {
-          const next = await before.next();
-          beforeDone = next.done === true;
-          old = next.value || undefined;
-        } catch (error) {
-          if (error instanceof OutputError || (error as NodeJS.ErrnoException).code === 'ENOENT')
-            return undefined;
-          throw error;
-        }
+    for (;;) {
+      try {
+        await before.fill();
+      } catch (error) {
+        if (error instanceof OutputError || (error as NodeJS.ErrnoException).code === 'ENOENT')
+          return undefined;
+        throw error;
       }
-      if (!afterDone) {
-        const next = await after.next();
-        afterDone = next.done === true;
-        now = next.value || undefined;
-      }
+      await after.fill();
+      const old = before.take();
+      const now = after.take();
+      if (old === undefined && now === undefined) break;
       if (old && now && old.id === now.id) compare(old, now);
       else {
         if (old) meet(old, 'before');
@@ -106,12 +97,45 @@ async function changesByRecords(beforeDir: string, afterDir: string): Promise<Do
       }
     }
   } finally {
-    await before.return(undefined);
-    await after.return(undefined);
+    await before.close();
+    await after.close();
   }
   counts.added = waiting.after.size;
   counts.deleted = waiting.before.size;
   return counts;
+}
+
+/** The records of a `_documents.jsonl`, taken one by one from the pieces it is read in. */
+class RecordCursor {
+  readonly #pieces: AsyncGenerator<DocumentRecord[]>;
+  #piece: DocumentRecord[] = [];
+  #at = 0;
+  #done = false;
+
+  constructor(pieces: AsyncGenerator<DocumentRecord[]>) {
+    this.#pieces = pieces;
+  }
+
+  /** Reads pieces until a record can be taken or the file ends; awaits nothing when one can already. */
+  async fill(): Promise<void> {
+    while (this.#at === this.#piece.length && !this.#done) {
+      const next = await this.#pieces.next();
+      if (next.done) this.#done = true;
+      else {
+        this.#piece = next.value;
+        this.#at = 0;
+      }
+    }
+  }
+
+  /** The next record, or undefined at the end of the file (after `fill`). */
+  take(): DocumentRecord | undefined {
+    return this.#at < this.#piece.length ? this.#piece[this.#at++] : undefined;
+  }
+
+  async close(): Promise<void> {
+    await this.#pieces.return(undefined);
+  }
 }
 
 /** Document id → its chunk hashes in chunk order, joined. */

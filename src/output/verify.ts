@@ -229,9 +229,9 @@ async function recordedSums(
   const hash = createHash('sha256');
   const digest = new VersionDigest();
   let documents = 0;
-  for await (const { id, rows, digest: hex } of readDocumentRecords(path, (bytes) => hash.update(bytes))) {
-    digest.addRecorded(id, { rows, digest: hex });
-    documents += 1;
+  for await (const records of readDocumentRecords(path, (bytes) => hash.update(bytes))) {
+    for (const { id, rows, digest: hex } of records) digest.addRecorded(id, { rows, digest: hex });
+    documents += records.length;
   }
   return { sha256: hash.digest('hex'), digest, documents };
 }

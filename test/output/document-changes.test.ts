@@ -11,7 +11,7 @@ import { OutputError } from '../../src/errors.js';
 import { PairDigest } from '../../src/output/contract.js';
 import { DatasetWriter } from '../../src/output/dataset.js';
 import { documentChanges, type VersionFiles } from '../../src/output/document-changes.js';
-import { DocumentsFile } from '../../src/output/documents-file.js';
+import { type DocumentRecord, DocumentsFile, readDocumentRecords } from '../../src/output/documents-file.js';
 import { hashKey } from '../../src/output/hash-key.js';
 import { DOCUMENTS_FILE } from '../../src/output/jsonl.js';
 import type { OutputFormat } from '../../src/output/part-file.js';
@@ -197,6 +197,74 @@ describe('documentChanges by records', () => {
       reordered.map((id): Row => [id, 0, id === 'd10' ? 'edited' : `${id}-text`]),
     );
     expect(await documentChanges(before, after)).toEqual({ added: 1, changed: 1, unchanged: 98, deleted: 1 });
+  });
+
+  it('reads ids that need escaping, across the many pieces a large record is read in', async () => {
+    const odd = [
+      'quote "q"',
+      'back\\slash',
+      'line\nbreak',
+      'tab\t',
+      'emoji 👩‍👩‍👧',
+      'sep \u2028',
+      'lone \ud800',
+      'ünï',
+    ];
+    const ids = Array.from({ length: 20_000 }, (_, i) => `${odd[i % odd.length]} #${i}`);
+    const dir = join(root, `records-${n++}`);
+    await mkdir(dir, { recursive: true });
+    const record = await DocumentsFile.create(dir);
+    const digestOf = (i: number) => ({ rows: 1 + (i % 3), digest: hash(`${i}`).slice(0, 16) });
+    for (const [i, id] of ids.entries()) record.add(id, digestOf(i));
+    await record.finish();
+    const read: DocumentRecord[] = [];
+    let pieces = 0;
+    for await (const piece of readDocumentRecords(join(dir, DOCUMENTS_FILE))) {
+      read.push(...piece);
+      pieces += 1;
+    }
+    expect(pieces).toBeGreaterThan(10);
+    expect(read).toEqual(ids.map((id, i) => ({ id, ...digestOf(i) })));
+    // Side by side with itself, every id met out of step once (one file reversed): all unchanged.
+    const reversed = join(root, `records-${n++}`);
+    await mkdir(reversed, { recursive: true });
+    const back = await DocumentsFile.create(reversed);
+    for (let i = ids.length - 1; i >= 0; i--)
+      back.add(ids[i]!, i === 7 ? { rows: 9, digest: '0'.repeat(16) } : digestOf(i));
+    await back.finish();
+    const as = (d: string): VersionFiles => ({ dir: d, files: [], format: 'parquet', documentsRecord: true });
+    expect(await documentChanges(as(dir), as(reversed))).toEqual({
+      added: 0,
+      changed: 1,
+      unchanged: 19_999,
+      deleted: 0,
+    });
+  });
+
+  it('names the line of a record that is not one, however it is laid out', async () => {
+    const good = '{"id":"a","rows":1,"digest":"0123456789abcdef"}';
+    for (const bad of [
+      '{"id":"a"b","rows":1,"digest":"0123456789abcdef"}',
+      '{"id":"a","rows":01,"digest":"0123456789abcdef"}',
+      '{"id":"a","rows":1.5,"digest":"0123456789abcdef"}',
+      '{"id":"a","rows":1,"digest":"0123456789ABCDEF"}',
+      '{"id":7,"rows":1,"digest":"0123456789abcdef"}',
+    ]) {
+      const path = join(root, `bad-${n++}.jsonl`);
+      await writeFile(path, `${good}\n\n${bad}\n`);
+      const reading = (async () => {
+        for await (const _ of readDocumentRecords(path)) {
+          // read to the end
+        }
+      })();
+      await expect(reading, bad).rejects.toThrow(`${path}, line 3: not a document record`);
+    }
+    // The same layouts JSON allows besides the writer's: spaces, escapes, a CRLF.
+    const path = join(root, `spaced-${n++}.jsonl`);
+    await writeFile(path, '{ "id": "\\u0061", "rows": 2, "digest": "0123456789abcdef" }\r\n');
+    const read: DocumentRecord[] = [];
+    for await (const piece of readDocumentRecords(path)) read.push(...piece);
+    expect(read).toEqual([{ id: 'a', rows: 2, digest: '0123456789abcdef' }]);
   });
 
   it("reads the data files where the earlier version's record is missing or damaged", async () => {
