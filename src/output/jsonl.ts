@@ -19,6 +19,8 @@ export const REJECTS_FILE = '_rejects.jsonl';
 export const FAILURES_FILE = '_failures.jsonl';
 /** How the gateway counts tokens, as the dataset's runs learned it (chunking/calibrate.ts); carried to new versions. */
 export const CALIBRATION_FILE = '_calibration.json';
+/** Where each batch of a version's plan started (planning/batch-starts.ts): the next version's packing falls back in step there. */
+export const BATCH_STARTS_FILE = '_batch-starts.jsonl';
 /** Per document of a version: rows and a digest of them, as the switch checked them (output/contract.ts). */
 export const DOCUMENTS_FILE = '_documents.jsonl';
 /** The side files' names before the rename (a dataset of an earlier version; replaced when written again). */

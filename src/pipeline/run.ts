@@ -209,6 +209,7 @@ async function embedBatches(
       inherited: session.inherited,
       onReject,
       ...transcribe,
+      batchStarts: { dir: run.dir, ...(session.current ? { formerDir: session.current.dir } : {}) },
     };
     for await (const batch of produce(input, stages.expected)) {
       await queue.push(batch);

@@ -158,7 +158,8 @@ function requireImageInput(
 
 /**
  * Corpus → (transcripts) → chunks → batches, counting as it goes; rejects go to `onReject`. An audio
- * corpus needs `transcribe`, the stage that turns its audio documents into transcripts.
+ * corpus needs `transcribe`, the stage that turns its audio documents into transcripts;
+ * `formerStarts` are the batch starts of the version replaced (planner.ts).
  */
 export function plannedBatches(
   settings: RunSettings,
@@ -167,6 +168,7 @@ export function plannedBatches(
   stats: RunStats,
   onReject: (reject: Reject) => void,
   transcribe?: TranscriptionStage,
+  formerStarts?: ReadonlySet<string>,
 ): AsyncIterable<Batch> {
   const model = plan.model.id;
   const corpusStats = new CorpusStats();
@@ -227,5 +229,6 @@ export function plannedBatches(
     maxTokensPerRequest: settings.maxTokensPerRequest,
     planKey: plan.key,
     ...(plan.images ? { maxImageBytesPerRequest: plan.images.bytesPerRequest } : {}),
+    formerStarts,
   });
 }

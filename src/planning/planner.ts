@@ -12,6 +12,7 @@
 import type { Batch, Chunk } from '../domain.js';
 import { ConfigError } from '../errors.js';
 import { batchIdOf } from './batch-id.js';
+import { batchStartKey } from './batch-starts.js';
 
 /**
  * Default number of open batches. On a mixed corpus (short documents between long ones cut at the
@@ -31,6 +32,11 @@ export interface PlanOptions {
   readonly openBatches?: number | undefined;
   /** Summed image URL bytes (data URLs) per request; default no cap. */
   readonly maxImageBytesPerRequest?: number | undefined;
+  /**
+   * Where the version this plan replaces started its batches (batch-starts.ts batchStartKey of
+   * their first chunks): the packing falls back in step with them after an edit (see planBatches).
+   */
+  readonly formerStarts?: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -63,6 +69,7 @@ export async function* planBatches(
     tokens: members.reduce((sum, chunk) => sum + chunk.tokens, 0),
   });
   const open: OpenBatch[] = [];
+  const formerStarts = options.formerStarts?.size ? options.formerStarts : undefined;
 
   for await (const chunk of chunks) {
     const images = chunk.image !== undefined;
@@ -71,15 +78,26 @@ export async function* planBatches(
       yield seal([chunk]);
       continue;
     }
-    let target = open.find(
-      (batch) =>
-        batch.images === images &&
-        batch.chunks.length < maxInputs &&
-        batch.tokens + chunk.tokens <= maxTokensPerRequest &&
-        batch.imageBytes + imageBytes <= maxImageBytes,
-    );
+    const fits = (batch: OpenBatch) =>
+      batch.images === images &&
+      batch.chunks.length < maxInputs &&
+      batch.tokens + chunk.tokens <= maxTokensPerRequest &&
+      batch.imageBytes + imageBytes <= maxImageBytes;
+    // The version replaced started a batch at this chunk: then no open batch had room for it, and
+    // every open one had started where one of its batches did. An open batch that did not, or that
+    // has room, is out of step (an edit before it moved the packing): sealed here, so this chunk
+    // starts a batch as it did and the batches after it are the version's again. In step, nothing
+    // is sealed and the plan is what it would be without the starts.
+    const startsFormer = formerStarts?.has(batchStartKey(chunk)) ?? false;
+    if (startsFormer) {
+      for (const batch of open.filter((b) => !b.inStep || fits(b))) {
+        open.splice(open.indexOf(batch), 1);
+        yield seal(batch.chunks);
+      }
+    }
+    let target = open.find(fits);
     if (target === undefined) {
-      target = { chunks: [], tokens: 0, images, imageBytes: 0 };
+      target = { chunks: [], tokens: 0, images, imageBytes: 0, inStep: startsFormer };
       open.push(target);
     }
     target.chunks.push(chunk);
@@ -106,6 +124,8 @@ interface OpenBatch {
   /** Whether it holds chunks with images (multimodal blocks) or text-only chunks (strings). */
   readonly images: boolean;
   imageBytes: number;
+  /** Whether its first chunk started a batch of the version replaced (see planBatches). */
+  readonly inStep: boolean;
 }
 
 function requirePositiveInteger(field: string, value: number): void {

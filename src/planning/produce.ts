@@ -14,6 +14,7 @@ import type { RunStats } from '../observability/stats.js';
 import { type BatchRecord, repairBatchOf } from '../output/batch-record.js';
 import type { PlanSink } from '../output/contract.js';
 import type { TranscriptionStage } from '../transcription/stage.js';
+import { BatchStartsFile, readBatchStarts } from './batch-starts.js';
 import { plannedBatches, type RunPlan } from './plan.js';
 
 export interface ProduceInput {
@@ -28,6 +29,12 @@ export interface ProduceInput {
   readonly onReject: (reject: Reject) => void;
   /** Audio corpora: the stage that transcribes audio documents before they are chunked. */
   readonly transcribe?: TranscriptionStage;
+  /**
+   * The folder of the version being built, where this plan's batch starts are recorded for the
+   * next one, and the version replaced's, whose starts the packing falls back in step with
+   * (batch-starts.ts).
+   */
+  readonly batchStarts?: { readonly dir: string; readonly formerDir?: string };
 }
 
 /**
@@ -35,10 +42,41 @@ export interface ProduceInput {
  * `stats.ledger`; every chunk of the plan (what the version must hold) into `expected`.
  */
 export async function* produce(input: ProduceInput, expected: PlanSink): AsyncGenerator<Batch> {
-  const { settings, plan, sizing, stats, committed } = input;
+  const { settings, plan, sizing, stats } = input;
+  const startsPlan = { model: plan.model.id, planKey: plan.key };
+  const { dir, formerDir } = input.batchStarts ?? {};
+  // The version replaced's, never this one's own: a resumed attempt plans exactly what the first did.
+  const formerStarts = formerDir ? await readBatchStarts(formerDir, startsPlan) : undefined;
+  const starts = dir ? new BatchStartsFile(dir, startsPlan) : undefined;
+  const batches = plannedBatches(
+    settings,
+    plan,
+    sizing,
+    stats,
+    input.onReject,
+    input.transcribe,
+    formerStarts,
+  );
+  try {
+    yield* carriedOrSent(input, batches, expected, starts);
+  } finally {
+    await starts?.close();
+  }
+  stats.planningDone = true;
+}
+
+/** The planned batches less those the version holds (their repairs instead, when they failed chunks). */
+async function* carriedOrSent(
+  input: ProduceInput,
+  batches: AsyncIterable<Batch>,
+  expected: PlanSink,
+  starts: BatchStartsFile | undefined,
+): AsyncGenerator<Batch> {
+  const { sizing, stats, committed } = input;
   const { ledger } = stats;
-  for await (const batch of plannedBatches(settings, plan, sizing, stats, input.onReject, input.transcribe)) {
+  for await (const batch of batches) {
     ledger.plan(batch.batchId);
+    starts?.add(batch.chunks[0]!);
     for (const chunk of batch.chunks) expected.add(chunk.documentId, chunk.index, chunk.hash);
     let current: Batch | undefined = batch;
     while (current !== undefined && committed.has(current.batchId)) {
@@ -66,5 +104,4 @@ export async function* produce(input: ProduceInput, expected: PlanSink): AsyncGe
     }
     if (current !== undefined) yield current;
   }
-  stats.planningDone = true;
 }

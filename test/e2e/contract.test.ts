@@ -3,7 +3,7 @@
  * a version made wrong by hand refused at the switch (readers keep the previous one), and
  * `embedpipe verify` naming the offending ids of a current version made wrong after its switch.
  */
-import { cp, readdir, readFile, readlink, realpath, stat, symlink, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, readlink, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_API_KEY, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
@@ -132,6 +132,65 @@ describe('the nightly scenario', () => {
     // Readers of the previous version still see it whole: the files it shares were not touched.
     const previous = await runCli(['verify', out, '--version', 'v000001', '--deep', '--json']);
     expect(previous.code, previous.stdout).toBe(0);
+  });
+});
+
+describe('a nightly packs its batches in step with the version it replaces', () => {
+  it('an edit that adds chunks near the start moves no later batch: they are carried, not written again', {
+    timeout: 120_000,
+  }, async () => {
+    const rand = seeded(53);
+    const first = makeDocs(300, rand);
+    const second = first.map((doc, i) =>
+      i === 5
+        ? {
+            ...doc,
+            text: `${doc.text}\n\n${'A paragraph added tonight, long enough for chunks of its own. '.repeat(12)}`,
+          }
+        : doc,
+    );
+    const night1 = join(root, 'starts-1.jsonl');
+    const night2 = join(root, 'starts-2.jsonl');
+    await writeJsonl(night1, first);
+    await writeJsonl(night2, second);
+    const out = join(root, 'starts');
+    const r1 = await runCli(nightly(night1, out), EMULATOR_ENV);
+    expect(r1.code, r1.stderr).toBe(0);
+    const starts = (await readFile(join(out, '_batch-starts.jsonl'), 'utf8')).trim().split('\n');
+    expect(JSON.parse(starts[0]!)).toMatchObject({ model: MODEL });
+    expect(starts.length - 1).toBe(JSON.parse(r1.stdout).batches.planned);
+    // The same dataset without its starts (an older build's version): packed as before.
+    const without = join(root, 'no-starts');
+    await cp(`${out}.versions`, `${without}.versions`, { recursive: true });
+    await symlink(join('no-starts.versions', 'v000001'), without);
+    await rm(join(`${without}.versions`, 'v000001', '_batch-starts.jsonl'));
+
+    const inStep = await runCli(nightly(night2, out), EMULATOR_ENV);
+    expect(inStep.code, inStep.stderr).toBe(0);
+    const moved = await runCli(nightly(night2, without), EMULATOR_ENV);
+    expect(moved.code, moved.stderr).toBe(0);
+    const a = JSON.parse(inStep.stdout);
+    const b = JSON.parse(moved.stdout);
+    expect(a.changes).toMatchObject({ added: 0, changed: 1, deleted: 0 });
+    expect(b.changes).toEqual(a.changes);
+    // Without the starts every batch from the edit on was packed again (its vectors reused);
+    // with them, the batches around the edit only.
+    expect(b.batches.embedded).toBeGreaterThan(b.batches.planned / 2);
+    expect(a.batches.embedded).toBeLessThanOrEqual(3);
+    expect(a.batches.resumed).toBeGreaterThanOrEqual(a.batches.planned - 3);
+    const columns = 'id, chunk_index, text, content_hash, embedding';
+    for (const [x, y] of [
+      [out, without],
+      [without, out],
+    ] as const) {
+      const [differ] = await query(
+        `SELECT count(*)::INT AS n FROM (SELECT ${columns} FROM read_parquet(${sqlString(join(x, '*.parquet'))})
+           EXCEPT ALL SELECT ${columns} FROM read_parquet(${sqlString(join(y, '*.parquet'))}))`,
+      );
+      expect(differ?.['n']).toBe(0);
+    }
+    const verified = await runCli(['verify', out, '--deep', '--json']);
+    expect(verified.code, verified.stdout).toBe(0);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Batch, Chunk } from '../../src/domain.js';
 import { ConfigError } from '../../src/errors.js';
+import { batchStartKey } from '../../src/planning/batch-starts.js';
 import { batchIdOf, type PlanOptions, planBatches } from '../../src/planning/index.js';
 
 /** Deterministic LCG in [0, 1). */
@@ -172,6 +173,78 @@ describe('planBatches', () => {
     for (const bad of [{ maxInputs: 0 }, { maxTokensPerRequest: -1 }, { openBatches: 1.5 }]) {
       await expect(plan([chunk('a', 0, 1)], bad)).rejects.toBeInstanceOf(ConfigError);
     }
+  });
+});
+
+describe("planBatches with the replaced version's batch starts", () => {
+  const startsOf = (batches: readonly Batch[]) => new Set(batches.map((b) => batchStartKey(b.chunks[0]!)));
+  const ids = (batches: readonly Batch[]) => new Set(batches.map((b) => b.batchId));
+  const shared = (a: readonly Batch[], b: readonly Batch[]) =>
+    [...ids(b)].filter((id) => ids(a).has(id)).length;
+  /** `documents` documents of `chunks(d)` chunks of 100 tokens (the input cap binds, as on prose). */
+  const uniform = (documents: number, chunks: (d: number) => number, id = (d: number) => `d${d}`) =>
+    Array.from({ length: documents }, (_, d) =>
+      Array.from({ length: chunks(d) }, (_, i) => chunk(id(d), i, 100)),
+    ).flat();
+  const everyChunkOnce = (batches: readonly Batch[], chunks: readonly Chunk[]) =>
+    expect(batches.flatMap((b) => b.chunks.map(key)).sort()).toEqual(chunks.map(key).sort());
+
+  it('changes nothing in step: the same stream plans the same batches with its own starts', async () => {
+    for (const [chunks, options] of [
+      [mixedCorpus(5, 800), {}],
+      [mixedCorpus(6, 800), { maxTokensPerRequest: 30_000 }],
+      [uniform(3_000, (d) => 1 + (d % 4)), {}],
+    ] as const) {
+      const former = await plan(chunks, options);
+      const again = await plan(chunks, { ...options, formerStarts: startsOf(former) });
+      expect(again.map((b) => b.batchId)).toEqual(former.map((b) => b.batchId));
+    }
+  });
+
+  it('falls back in step after a document gains a chunk, loses one, leaves or arrives', async () => {
+    const before = uniform(2_000, () => 3);
+    const former = await plan(before);
+    const edited = [
+      ...uniform(2_000, (d) => (d === 10 ? 4 : d === 500 ? 2 : d === 1_200 ? 0 : 3)),
+      ...uniform(
+        1,
+        () => 5,
+        () => 'new',
+      ),
+    ];
+    const inStep = await plan(edited, { formerStarts: startsOf(former) });
+    const without = await plan(edited);
+    everyChunkOnce(inStep, edited);
+    // 47 batches of 128 chunks: without the starts, those before the first edit and those where
+    // the chunk gained and the chunk lost cancel out (16 here); with them, all but those around
+    // each edit (43).
+    expect(former).toHaveLength(47);
+    expect(shared(former, inStep)).toBeGreaterThanOrEqual(former.length - 6);
+    expect(shared(former, without)).toBeLessThan(20);
+    for (const batch of inStep) expect(batch.chunks.length).toBeLessThanOrEqual(128);
+  });
+
+  it('falls back in step on a mixed stream too, every chunk once and within the caps', async () => {
+    const before = mixedCorpus(9, 1_500);
+    const former = await plan(before, { maxTokensPerRequest: 60_000 });
+    // A chunk added to one early document of several chunks.
+    const grown = before.findIndex((c, i) => c.index === 1 && i > 20);
+    const edited = [
+      ...before.slice(0, grown + 1),
+      chunk(before[grown]!.documentId, 99, 3_000),
+      ...before.slice(grown + 1),
+    ];
+    const inStep = await plan(edited, { maxTokensPerRequest: 60_000, formerStarts: startsOf(former) });
+    const without = await plan(edited, { maxTokensPerRequest: 60_000 });
+    everyChunkOnce(inStep, edited);
+    for (const batch of inStep) {
+      expect(batch.chunks.length).toBeLessThanOrEqual(128);
+      if (batch.chunks.length > 1) expect(batch.tokens).toBeLessThanOrEqual(60_000);
+    }
+    // Open batches that began in step but took other chunks since drift for a while: 104 of 166
+    // are the version's again here, 2 without the starts.
+    expect(shared(former, without)).toBeLessThan(10);
+    expect(shared(former, inStep)).toBeGreaterThan(former.length / 2);
   });
 });
 

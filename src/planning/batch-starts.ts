@@ -1,0 +1,96 @@
+/**
+ * Where the batches of a version's plan started: each batch's first chunk, `[chunk_index,
+ * "document id"]` a line in `_batch-starts.jsonl` beside the version. Batches are packed in corpus
+ * order, so a document that gained or lost a chunk moved every later batch, and a nightly packed
+ * (and wrote) the rest of the dataset again, its vectors reused. The next version's planner falls
+ * back in step with these starts (planner.ts), and its batches after an edit are the ones the
+ * version holds again. A version without the file (an older build's, a distributed run's) gives no
+ * starts: the planner packs as before.
+ */
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Chunk } from '../domain.js';
+import { BATCH_STARTS_FILE, JsonlFile } from '../output/jsonl.js';
+
+/** The key of a batch's first chunk, as the planner looks it up. */
+export function batchStartKey(chunk: Pick<Chunk, 'documentId' | 'index'>): string {
+  return `${chunk.index}\u0000${chunk.documentId}`;
+}
+
+/** The plan whose batches the starts are: another model or other planning parameters never meet them. */
+export interface StartsPlan {
+  readonly model: string;
+  /** RunPlan.key. */
+  readonly planKey: string;
+}
+
+/** The starts of the batches planned into the version at `dir`, written as they are planned. */
+export class BatchStartsFile {
+  readonly #file: JsonlFile;
+
+  constructor(dir: string, plan: StartsPlan) {
+    this.#file = new JsonlFile(join(dir, BATCH_STARTS_FILE));
+    this.#file.add({ model: plan.model, planKey: plan.planKey });
+  }
+
+  add(first: Pick<Chunk, 'documentId' | 'index'>): void {
+    this.#file.add([first.index, first.documentId]);
+  }
+
+  async close(): Promise<void> {
+    await this.#file.close();
+  }
+}
+
+/**
+ * The batch starts of the version at `dir` (batchStartKey each) when it was planned as `plan`;
+ * empty when it has none, or another plan's. A line that is not a start (a damaged file) ends the
+ * read with what came before it: starts are a hint to the packing, never the dataset's contents.
+ */
+export async function readBatchStarts(dir: string, plan: StartsPlan): Promise<Set<string>> {
+  const starts = new Set<string>();
+  try {
+    const lines = createInterface({
+      input: createReadStream(join(dir, BATCH_STARTS_FILE)),
+      crlfDelay: Number.POSITIVE_INFINITY,
+    });
+    let header = true;
+    for await (const line of lines) {
+      if (header) {
+        header = false;
+        if (!samePlan(line, plan)) break;
+        continue;
+      }
+      const start = parseStart(line);
+      if (start === undefined) break;
+      starts.add(batchStartKey(start));
+    }
+  } catch {
+    // Missing or unreadable: the starts read so far (none when missing).
+  }
+  return starts;
+}
+
+function parseStart(line: string): { index: number; documentId: string } | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(value) || value.length !== 2) return undefined;
+  const [index, documentId] = value as [unknown, unknown];
+  return Number.isInteger(index) && typeof documentId === 'string'
+    ? { index: index as number, documentId }
+    : undefined;
+}
+
+function samePlan(line: string, plan: StartsPlan): boolean {
+  try {
+    const header = JSON.parse(line) as { model?: unknown; planKey?: unknown } | null;
+    return header?.model === plan.model && header.planKey === plan.planKey;
+  } catch {
+    return false;
+  }
+}
