@@ -17,24 +17,26 @@ const STARTS = [
   { documentId: '\u2028 line', index: 12 },
 ];
 
+/** A folder holding STARTS, written as a run writes them. */
+async function written(name: string): Promise<string> {
+  const dir = join(root, name);
+  await mkdir(dir);
+  const file = new BatchStartsFile(dir, PLAN);
+  for (const start of STARTS) file.add(start);
+  await file.close();
+  return dir;
+}
+
 describe('batch starts', () => {
   it('reads back what was written, for the same plan only', async () => {
-    const dir = join(root, 'written');
-    await mkdir(dir);
-    const file = new BatchStartsFile(dir, PLAN);
-    for (const start of STARTS) file.add(start);
-    await file.close();
+    const dir = await written('written');
     expect(await readBatchStarts(dir, PLAN)).toEqual(new Set(STARTS.map(batchStartKey)));
     expect(await readBatchStarts(dir, { ...PLAN, model: 'emu/embed-large' })).toEqual(new Set());
     expect(await readBatchStarts(dir, { ...PLAN, planKey: '{"budgetTokens":128}' })).toEqual(new Set());
   });
 
   it('reads a damaged file up to its first line that is not a start, and a missing one as none', async () => {
-    const dir = join(root, 'damaged');
-    await mkdir(dir);
-    const file = new BatchStartsFile(dir, PLAN);
-    for (const start of STARTS) file.add(start);
-    await file.close();
+    const dir = await written('damaged');
     await appendFile(join(dir, BATCH_STARTS_FILE), '[1,\n[2,"b"]\n');
     expect(await readBatchStarts(dir, PLAN)).toEqual(new Set(STARTS.map(batchStartKey)));
     await writeFile(join(dir, BATCH_STARTS_FILE), 'not json\n[0,"a"]\n');
