@@ -153,7 +153,9 @@ async function enqueueRun(producer: Producer): Promise<EnqueueSummary> {
     const rejects = sideFile(dir, REJECTS_FILE);
     const expected = new ExpectedRows();
     const onReject = rejects.add.bind(rejects);
-    for await (const batch of produce({ settings, plan, sizing, stats, committed, onReject }, expected)) {
+    const batchStarts = { dir, ...(session.current ? { formerDir: session.current.dir } : {}) };
+    const input = { settings, plan, sizing, stats, committed, onReject, batchStarts };
+    for await (const batch of produce(input, expected)) {
       await feed.add(batch);
       // The producer never re-plans: the documents of an enqueued batch are done with here.
       sizing.release(batch.chunks);

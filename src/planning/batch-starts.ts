@@ -4,8 +4,8 @@
  * order, so a document that gained or lost a chunk moved every later batch, and a nightly packed
  * (and wrote) the rest of the dataset again, its vectors reused. The next version's planner falls
  * back in step with these starts (planner.ts), and its batches after an edit are the ones the
- * version holds again. A version without the file (an older build's, a distributed run's) gives no
- * starts: the planner packs as before.
+ * version holds again. A version without the file (an older build's) gives no starts: the
+ * planner packs as before.
  */
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';

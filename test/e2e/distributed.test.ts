@@ -311,6 +311,9 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
     const keys = rows.map((r) => `${r.id}#${r.chunk_index}`);
     expect(new Set(keys).size).toBe(keys.length);
     expectExactDataset(rows, corpus.valid, EMULATOR_VECTORS);
+    // The producer recorded where its batches start, for the next night's packing.
+    const starts = (await readFile(join(out, '_batch-starts.jsonl'), 'utf8')).trim().split('\n');
+    expect(starts.length - 1).toBe(first.batches.enqueued);
 
     // The next night, nothing changed: the new version needs no job, and the producer queues its
     // finalize itself, which the waiting worker runs at once.
@@ -591,15 +594,16 @@ describe('embedpipe enqueue + worker (BullMQ on a private Redis)', () => {
       const redis = await redisServer();
       const setup = { redis, baseUrl: proxyUrl };
       // One-chunk documents, packed 4 to a batch in order. The first version has d00–d23; the
-      // second inserts a document after d00 (every batch boundary moves: workers must reuse the
-      // old vectors from the current version, not re-send them) and changes d11–d18 to hold the
-      // marker: at positions 12–19, they are two whole batches of marked inputs.
+      // second inserts a document after d00 (the first batches move: workers must reuse the old
+      // vectors from the current version, not re-send them; from d04 on the packing is back in
+      // step with the first version's batch starts) and changes d12–d19 to hold the marker: two
+      // whole batches of marked inputs.
       const doc = (i: number, marked = false) => ({
         id: `d${String(i).padStart(2, '0')}`,
         text: `document ${i} about the harbor and the meadow${marked ? ` ${MARKER}` : ''}`,
       });
       const docsV1 = Array.from({ length: 24 }, (_, i) => doc(i));
-      const changed = Array.from({ length: 24 }, (_, i) => doc(i, i >= 11 && i <= 18));
+      const changed = Array.from({ length: 24 }, (_, i) => doc(i, i >= 12 && i <= 19));
       const docsV2 = [changed[0]!, { id: 'dnew', text: 'a new document about tea' }, ...changed.slice(1)];
       const write = (path: string, list: Array<{ id: string; text: string }>) =>
         writeFile(path, `${list.map((d) => JSON.stringify(d)).join('\n')}\n`);
