@@ -43,7 +43,12 @@ export interface ProduceInput {
  */
 export async function* produce(input: ProduceInput, expected: PlanSink): AsyncGenerator<Batch> {
   const { settings, plan, sizing, stats } = input;
-  const startsPlan = { model: plan.model.id, planKey: plan.key };
+  const startsPlan = {
+    model: plan.model.id,
+    planKey: plan.key,
+    maxInputs: settings.maxInputs,
+    maxTokensPerRequest: settings.maxTokensPerRequest,
+  };
   const { dir, formerDir } = input.batchStarts ?? {};
   // The version replaced's, never this one's own: a resumed attempt plans exactly what the first did.
   const formerStarts = formerDir ? await readBatchStarts(formerDir, startsPlan) : undefined;
@@ -76,7 +81,7 @@ async function* carriedOrSent(
   const { ledger } = stats;
   for await (const batch of batches) {
     ledger.plan(batch.batchId);
-    starts?.add(batch.chunks[0]!);
+    starts?.add(batch);
     for (const chunk of batch.chunks) expected.add(chunk.documentId, chunk.index, chunk.hash);
     let current: Batch | undefined = batch;
     while (current !== undefined && committed.has(current.batchId)) {
