@@ -89,14 +89,8 @@ export async function compactDataset(input: FinalizeInput): Promise<CompactedDat
   const { writer, planned, owners, expected } = input;
   const plannedSet = new Set(planned);
   let fileOf = await writer.batchFiles();
-  const filesOf = () => [
-    ...new Set(planned.map((id) => fileOf.get(id)).filter((f): f is string => f !== undefined)),
-  ];
-  const ordered = filesOf();
-  const batchesIn = new Map<string, string[]>();
-  for (const [batchId, file] of fileOf) batchesIn.set(file, [...(batchesIn.get(file) ?? []), batchId]);
-  /** Files holding a batch this plan does not have: carried over from an earlier version. */
-  const outdated = new Set(ordered.filter((file) => batchesIn.get(file)!.some((id) => !plannedSet.has(id))));
+  const ordered = plannedFiles(planned, fileOf);
+  const outdated = outdatedFiles(fileOf, plannedSet);
   const ownerFile = new Map<string, string>();
   for (const [documentId, owner] of owners) {
     const file = fileOf.get(owner);
@@ -143,10 +137,22 @@ export async function compactDataset(input: FinalizeInput): Promise<CompactedDat
     });
     fileOf = await writer.batchFiles();
   }
-  const files = filesOf();
+  const files = plannedFiles(planned, fileOf);
   for (const file of scans.keys()) if (!files.includes(file)) scans.delete(file);
   // New files hold copies of rows read and checked above: their keys are read, not their texts again.
   return { files, scans: await readKeys(writer, files, scans), violations: [] };
+}
+
+/** The data files holding the `planned` batches (batch id → file: `fileOf`), in plan order. */
+function plannedFiles(planned: readonly string[], fileOf: ReadonlyMap<string, string>): string[] {
+  return [...new Set(planned.map((id) => fileOf.get(id)).filter((f): f is string => f !== undefined))];
+}
+
+/** Files holding a batch `planned` does not have: carried over from an earlier version. */
+function outdatedFiles(fileOf: ReadonlyMap<string, string>, planned: ReadonlySet<string>): Set<string> {
+  const outdated = new Set<string>();
+  for (const [batchId, file] of fileOf) if (!planned.has(batchId)) outdated.add(file);
+  return outdated;
 }
 
 /** Rows whose text does not hash to their content_hash (the scans were read with the model). */
@@ -408,11 +414,8 @@ async function checkedByDigest(
   }
   const plannedSet = new Set(input.planned);
   const fileOf = await writer.batchFiles();
-  let files = [
-    ...new Set(input.planned.map((id) => fileOf.get(id)).filter((f): f is string => f !== undefined)),
-  ];
-  const outdatedSet = new Set<string>();
-  for (const [batchId, file] of fileOf) if (!plannedSet.has(batchId)) outdatedSet.add(file);
+  let files = plannedFiles(input.planned, fileOf);
+  const outdatedSet = outdatedFiles(fileOf, plannedSet);
   const carried = await carriedDigests(
     writer.dir,
     input.current,
@@ -454,8 +457,7 @@ async function checkedByDigest(
     const rewritten = await dropUnplannedBatches(writer, outdated, plannedSet);
     for (const kept of outdated) digests.delete(kept.file);
     for (const [file, digest] of rewritten) digests.set(file, digest);
-    const fileOfNow = await writer.batchFiles();
-    files = [...new Set(input.planned.map((id) => fileOfNow.get(id)!))];
+    files = plannedFiles(input.planned, await writer.batchFiles());
     input.logger.info(
       { rewritten: outdated.length },
       'dropped the batches this plan no longer has from the files carried over',
