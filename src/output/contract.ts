@@ -53,6 +53,21 @@ export interface PlanReader {
   plannedDigests(failed: FailedChunks): Iterable<[string, PairDigest] | undefined> | undefined;
   /** The whole plan in memory, for the row-by-row check. */
   rows(): Promise<ExpectedRows>;
+  /**
+   * The plan digested while it was made, for a version where no chunk failed and no document was
+   * re-planned (what `planDigest` would give then, without reading the plan back); undefined when
+   * the plan was not kept that way or is not one document at a time in index order.
+   */
+  asPlanned?(): AsPlanned | undefined;
+}
+
+/** The plan as digested while it was made (PlanReader.asPlanned). */
+export interface AsPlanned {
+  readonly digest: VersionDigest;
+  /** Documents in the plan (each keeps a row: nothing failed). */
+  readonly documents: number;
+  /** `_documents.jsonl`'s text, a piece at a time (each piece is reused once `each` returns). */
+  lines(each: (bytes: Buffer) => void): void;
 }
 
 /**

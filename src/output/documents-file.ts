@@ -45,6 +45,12 @@ export class DocumentsFile {
     else this.#used += this.#piece.write(line, this.#used, 'utf8');
   }
 
+  /** Lines as `add` writes them, already encoded (a plan's, output/planned-chunks.ts). */
+  addLines(bytes: Buffer): void {
+    this.#flush();
+    this.#write(bytes);
+  }
+
   /** Puts the file in place atomically; resolves with its sha256 (hex). */
   async finish(): Promise<string> {
     try {

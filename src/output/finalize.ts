@@ -439,11 +439,16 @@ async function checkedByDigest(
     digests.set(file, digest);
     rows.addDigest(digest);
   }
-  // `_documents.jsonl` is written in the pass that digests the plan, and kept only if it matches.
+  // `_documents.jsonl` is written in the pass that digests the plan (or from the lines written as
+  // it was made, when it was digested then), and kept only if it matches.
   const documents = await DocumentsFile.create(writer.dir);
   let plan: ReturnType<typeof planDigest>;
   try {
-    plan = planDigest(expected, failed, (id, digest) => documents.add(id, digest), replanned);
+    const asPlanned = failed.size === 0 && replanned.size === 0 ? expected.asPlanned?.() : undefined;
+    if (asPlanned?.digest.equals(rows)) asPlanned.lines((bytes) => documents.addLines(bytes));
+    plan = asPlanned
+      ? asPlanned
+      : planDigest(expected, failed, (id, digest) => documents.add(id, digest), replanned);
   } catch (error) {
     await documents.discard();
     throw error;

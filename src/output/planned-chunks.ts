@@ -10,11 +10,25 @@
  * the reader refuses a repeated id. Anything else read back (an index out of order, a gap no
  * failure explains) makes the digest path decline, and the row-by-row path, which takes any order,
  * decides.
+ *
+ * The plan is digested as it comes too, with `_documents.jsonl`'s lines written to a second unlinked
+ * file: a version where nothing failed and nothing was re-planned (nearly every one) is then checked
+ * without reading the plan back. Read back at the switch, in code that ran once and cold, it cost
+ * ~2 µs a document (docs/benchmarks.md, "a twenty-fifth session").
  */
 import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { OutputError } from '../errors.js';
-import { ExpectedRows, type FailedChunks, PairDigest, type PlanReader, type PlanSink } from './contract.js';
+import {
+  type AsPlanned,
+  documentLine,
+  ExpectedRows,
+  type FailedChunks,
+  PairDigest,
+  type PlanReader,
+  type PlanSink,
+  VersionDigest,
+} from './contract.js';
 import { messageOf } from './fs-errors.js';
 import { hashKey } from './hash-key.js';
 
@@ -28,38 +42,76 @@ const CHUNK_BYTES = 13;
 let nextFile = 0;
 
 export class PlannedChunks implements PlanSink, PlanReader {
-  readonly #path: string;
-  readonly #fd: number;
-  readonly #buffer = Buffer.allocUnsafe(BLOCK);
-  #buffered = 0;
-  #written = 0;
+  readonly #records: AppendFile;
+  /** `_documents.jsonl`'s lines of the documents planned so far, but the open one. */
+  readonly #lines: AppendFile;
   #current: string | undefined;
+  /** The plan's digest so far, but the open document's. */
+  readonly #digest = new VersionDigest();
+  #documents = 0;
+  /** The open document's rows, and the index its next chunk must have. */
+  #pairs = new PairDigest();
+  #next = 0;
+  /** False once a document's chunks came out of index order: only the row-by-row path can tell. */
+  #inOrder = true;
 
-  /** A new, empty plan in an unlinked file of `dir`. */
+  /** A new, empty plan in unlinked files of `dir`. */
   constructor(dir: string) {
-    this.#path = join(dir, `.plan-chunks-${process.pid}-${(nextFile++).toString(36)}`);
+    const name = `.plan-chunks-${process.pid}-${(nextFile++).toString(36)}`;
+    this.#records = new AppendFile(join(dir, name), "the plan's chunks");
     try {
-      this.#fd = openSync(this.#path, 'wx+');
-      unlinkSync(this.#path);
+      this.#lines = new AppendFile(join(dir, `${name}-documents`), "the plan's documents");
     } catch (error) {
-      throw new OutputError(`cannot create ${this.#path}: ${messageOf(error)}`, { cause: error });
+      this.#records.close();
+      throw error;
     }
   }
 
   add(documentId: string, index: number, hash: string): void {
+    const records = this.#records;
     if (documentId !== this.#current) {
+      if (this.#current !== undefined) this.#closeDocument(this.#current);
       this.#current = documentId;
-      this.#reserve(5 + 3 * documentId.length);
-      const length = this.#buffer.write(documentId, this.#buffered + 5, 'utf8');
-      this.#buffer[this.#buffered] = DOCUMENT;
-      this.#buffer.writeUInt32LE(length, this.#buffered + 1);
-      this.#buffered += 5 + length;
+      if (5 + 3 * documentId.length > BLOCK)
+        throw new OutputError(
+          `a document id of ${documentId.length} characters is longer than a plan record holds`,
+        );
+      const at = records.reserve(5 + 3 * documentId.length);
+      const length = records.buffer.write(documentId, at + 5, 'utf8');
+      records.buffer[at] = DOCUMENT;
+      records.buffer.writeUInt32LE(length, at + 1);
+      records.advance(5 + length);
     }
-    this.#reserve(CHUNK_BYTES);
-    this.#buffer[this.#buffered] = CHUNK;
-    this.#buffer.writeUInt32LE(index, this.#buffered + 1);
-    this.#buffer.writeDoubleLE(hashKey(hash), this.#buffered + 5);
-    this.#buffered += CHUNK_BYTES;
+    const key = hashKey(hash);
+    const at = records.reserve(CHUNK_BYTES);
+    records.buffer[at] = CHUNK;
+    records.buffer.writeUInt32LE(index, at + 1);
+    records.buffer.writeDoubleLE(key, at + 5);
+    records.advance(CHUNK_BYTES);
+    if (index !== this.#next) this.#inOrder = false;
+    this.#pairs.add(index, key);
+    this.#next = index + 1;
+  }
+
+  asPlanned(): AsPlanned | undefined {
+    if (!this.#inOrder) return undefined;
+    const digest = new VersionDigest();
+    digest.addDigest(this.#digest);
+    let documents = this.#documents;
+    let last = '';
+    if (this.#current !== undefined) {
+      digest.addDocument(this.#current, this.#pairs);
+      documents += 1;
+      last = documentLine(this.#current, this.#pairs.value);
+    }
+    return {
+      digest,
+      documents,
+      lines: (each) => {
+        this.#lines.readAll(each);
+        if (last !== '') each(Buffer.from(last, 'utf8'));
+      },
+    };
   }
 
   async rows(): Promise<ExpectedRows> {
@@ -69,9 +121,10 @@ export class PlannedChunks implements PlanSink, PlanReader {
     return expected;
   }
 
-  /** Closes the file (its space is freed: it was unlinked). */
+  /** Closes the files (their space is freed: they were unlinked). */
   close(): void {
-    closeSync(this.#fd);
+    this.#records.close();
+    this.#lines.close();
   }
 
   /**
@@ -109,31 +162,97 @@ export class PlannedChunks implements PlanSink, PlanReader {
     if (id !== undefined && pairs.rows > 0) yield [id, pairs];
   }
 
+  /** The open document's chunks are all in: its digest and its line. */
+  #closeDocument(id: string): void {
+    const pairs = this.#pairs;
+    this.#digest.addDocument(id, pairs);
+    this.#documents += 1;
+    const line = documentLine(id, pairs.value);
+    const lines = this.#lines;
+    // (An id of escaped control characters can make a line longer than a block.)
+    if (3 * line.length > BLOCK) lines.append(Buffer.from(line, 'utf8'));
+    else lines.advance(lines.buffer.write(line, lines.reserve(3 * line.length), 'utf8'));
+    this.#pairs = new PairDigest();
+    this.#next = 0;
+  }
+
   /** A reader of every chunk planned so far, in order (what is buffered is written first). */
   #reader(): RecordReader {
-    this.#flush();
-    return new RecordReader(this.#fd, this.#written, this.#path);
+    const records = this.#records;
+    records.flush();
+    return new RecordReader(records.fd, records.written, records.path);
+  }
+}
+
+/** An unlinked file appended to a block at a time: written when the block is full or read. */
+class AppendFile {
+  readonly fd: number;
+  readonly buffer = Buffer.allocUnsafe(BLOCK);
+  #buffered = 0;
+  written = 0;
+
+  constructor(
+    readonly path: string,
+    private readonly what: string,
+  ) {
+    try {
+      this.fd = openSync(path, 'wx+');
+      unlinkSync(path);
+    } catch (error) {
+      throw new OutputError(`cannot create ${path}: ${messageOf(error)}`, { cause: error });
+    }
   }
 
-  #reserve(bytes: number): void {
-    if (bytes > BLOCK)
-      throw new OutputError(`a document id of ${bytes} bytes is longer than a plan record holds`);
-    if (this.#buffered + bytes > BLOCK) this.#flush();
+  /** Room for `bytes` (at most a block) more in the block: where they go (advance by what was put there). */
+  reserve(bytes: number): number {
+    if (this.#buffered + bytes > BLOCK) this.flush();
+    return this.#buffered;
   }
 
-  #flush(): void {
+  /** Bytes appended at once, past the block (after what it holds). */
+  append(bytes: Buffer): void {
+    this.flush();
+    this.#writeAt(bytes, this.written);
+    this.written += bytes.length;
+  }
+
+  advance(bytes: number): void {
+    this.#buffered += bytes;
+  }
+
+  flush(): void {
+    this.#writeAt(this.buffer.subarray(0, this.#buffered), this.written);
+    this.written += this.#buffered;
+    this.#buffered = 0;
+  }
+
+  #writeAt(bytes: Buffer, position: number): void {
     let done = 0;
     try {
-      while (done < this.#buffered) {
-        done += writeSync(this.#fd, this.#buffer, done, this.#buffered - done, this.#written + done);
+      while (done < bytes.length) {
+        done += writeSync(this.fd, bytes, done, bytes.length - done, position + done);
       }
     } catch (error) {
-      throw new OutputError(`cannot write ${this.#path} (the plan's chunks): ${messageOf(error)}`, {
+      throw new OutputError(`cannot write ${this.path} (${this.what}): ${messageOf(error)}`, {
         cause: error,
       });
     }
-    this.#written += this.#buffered;
-    this.#buffered = 0;
+  }
+
+  /** Everything appended, a block at a time (each block is reused once `each` returns). */
+  readAll(each: (bytes: Buffer) => void): void {
+    this.flush();
+    const block = Buffer.allocUnsafe(Math.min(BLOCK, this.written));
+    for (let offset = 0; offset < this.written; ) {
+      const n = readSync(this.fd, block, 0, Math.min(block.length, this.written - offset), offset);
+      if (n === 0) throw new OutputError(`${this.path} (${this.what}) ends before what was written`);
+      each(block.subarray(0, n));
+      offset += n;
+    }
+  }
+
+  close(): void {
+    closeSync(this.fd);
   }
 }
 

@@ -2,7 +2,9 @@
 import { readdir } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import {
+  type AsPlanned,
   type DocumentDigest,
+  documentLines,
   ExpectedRows,
   type FailedChunks,
   type PlanReader,
@@ -90,9 +92,40 @@ describe('the plan on disk', () => {
     backwards.add('d', 1, hashOf('d', 1));
     backwards.add('d', 0, hashOf('d', 0));
     expect(planDigest(backwards, new Map())).toBeUndefined();
+    // Digested as they came, neither is certain either.
+    expect(gap.asPlanned()).toBeUndefined();
+    expect(backwards.asPlanned()).toBeUndefined();
     // The row-by-row check still has the whole plan.
     expect((await backwards.rows()).chunkCount('d')).toBe(2);
     gap.close();
     backwards.close();
   });
+
+  it('digests the plan as it comes: the same digest, count and `_documents.jsonl` text as reading it back', async () => {
+    // Lines across blocks, and one longer than a block (an id of control characters, escaped 6×).
+    const documents = [
+      ...HOSTILE,
+      ['\u0001'.repeat(200_000), 2] as const,
+      ...Array.from({ length: 30_000 }, (_, d) => [`document-${d}-é`, 1 + (d % 3)] as const),
+    ];
+    const { onDisk } = await bothPlans(documents);
+    const none: FailedChunks = new Map();
+    const readBack = planDigest(onDisk, none)!;
+    const asPlanned = onDisk.asPlanned()!;
+    expect(asPlanned.documents).toBe(documents.length);
+    expect(asPlanned.digest.equals(readBack.digest)).toBe(true);
+    expect(textOf(asPlanned)).toBe(documentLines(documentsOf(onDisk, none)));
+    // Asked again after more was planned: the open document is counted, not closed twice.
+    onDisk.add('last', 0, hashOf('last', 0));
+    expect(onDisk.asPlanned()!.documents).toBe(documents.length + 1);
+    expect(textOf(onDisk.asPlanned()!)).toBe(documentLines(documentsOf(onDisk, none)));
+    expect(onDisk.asPlanned()!.digest.equals(planDigest(onDisk, none)!.digest)).toBe(true);
+    onDisk.close();
+  });
 });
+
+function textOf(plan: AsPlanned): string {
+  const pieces: Buffer[] = [];
+  plan.lines((bytes) => pieces.push(Buffer.from(bytes)));
+  return Buffer.concat(pieces).toString('utf8');
+}
