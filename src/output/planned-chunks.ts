@@ -52,8 +52,12 @@ export class PlannedChunks implements PlanSink, PlanReader {
   /** The open document's rows, and the index its next chunk must have. */
   #pairs = new PairDigest();
   #next = 0;
-  /** False once a document's chunks came out of index order: only the row-by-row path can tell. */
-  #inOrder = true;
+  /**
+   * False once the plan can be digested only by reading it back: a document's chunks out of index
+   * order (the row-by-row path decides), or an id with a lone surrogate (UTF-8 keeps U+FFFD instead,
+   * and the record read back, the files' ids and `_documents.jsonl` all have that).
+   */
+  #digestedAsItCame = true;
 
   /** A new, empty plan in unlinked files of `dir`. */
   constructor(dir: string) {
@@ -72,6 +76,7 @@ export class PlannedChunks implements PlanSink, PlanReader {
     if (documentId !== this.#current) {
       if (this.#current !== undefined) this.#closeDocument(this.#current);
       this.#current = documentId;
+      if (!documentId.isWellFormed()) this.#digestedAsItCame = false;
       if (5 + 3 * documentId.length > BLOCK)
         throw new OutputError(
           `a document id of ${documentId.length} characters is longer than a plan record holds`,
@@ -88,13 +93,13 @@ export class PlannedChunks implements PlanSink, PlanReader {
     records.buffer.writeUInt32LE(index, at + 1);
     records.buffer.writeDoubleLE(key, at + 5);
     records.advance(CHUNK_BYTES);
-    if (index !== this.#next) this.#inOrder = false;
+    if (index !== this.#next) this.#digestedAsItCame = false;
     this.#pairs.add(index, key);
     this.#next = index + 1;
   }
 
   asPlanned(): AsPlanned | undefined {
-    if (!this.#inOrder) return undefined;
+    if (!this.#digestedAsItCame) return undefined;
     const digest = new VersionDigest();
     digest.addDigest(this.#digest);
     let documents = this.#documents;
