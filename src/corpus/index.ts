@@ -211,11 +211,20 @@ export function corpusOptions(settings: RunSettings) {
  * whole-input problems are thrown (UsageError) from the first step. Duplicate ids are detected
  * per call: the first occurrence wins.
  */
-export function openCorpus(options: CorpusOptions): AsyncIterable<CorpusEntry> {
+export async function* openCorpus(options: CorpusOptions): AsyncGenerator<CorpusEntry> {
+  for await (const piece of read(options)) yield* piece;
+}
+
+/**
+ * openCorpus's entries a piece at a time, in corpus order (a JSONL file's per read of it, each
+ * other format's one by one): what a reader of every entry takes, without an async step for each
+ * (docs/benchmarks.md, "a twenty-fifth session").
+ */
+export function openCorpusPieces(options: CorpusOptions): AsyncIterable<readonly CorpusEntry[]> {
   return read(options);
 }
 
-async function* read(options: CorpusOptions): AsyncGenerator<CorpusEntry> {
+async function* read(options: CorpusOptions): AsyncGenerator<readonly CorpusEntry[]> {
   const { path } = options;
   const stats = options.stats ?? new CorpusStats();
   const info = await statInput(path);
@@ -253,11 +262,13 @@ async function* read(options: CorpusOptions): AsyncGenerator<CorpusEntry> {
   });
   let any = false;
   try {
-    for await (const entry of entries) {
+    for await (const piece of entries) {
       any = true;
-      if (entry.kind === 'document') stats.documents += 1;
-      else stats.rejects += 1;
-      yield entry;
+      for (const entry of piece) {
+        if (entry.kind === 'document') stats.documents += 1;
+        else stats.rejects += 1;
+      }
+      yield piece;
     }
   } finally {
     reading.ids.close();
@@ -296,26 +307,37 @@ function reader(
   folder: boolean,
   options: ReaderOptions,
   onTotalBytes: (bytes: number) => void,
-): AsyncIterable<CorpusEntry> {
+): AsyncIterable<readonly CorpusEntry[]> {
   const { maxEntryBytes } = options;
   switch (format) {
     case 'csv':
-      return readCsvLazily({ ...options, maxRecordBytes: maxEntryBytes });
+      return oneByOne(readCsvLazily({ ...options, maxRecordBytes: maxEntryBytes }));
     case 'jsonl':
       return readJsonl({ ...options, maxLineBytes: maxEntryBytes });
     case 'text':
-      return folder
-        ? readTextFolder({ ...options, maxFileBytes: maxEntryBytes, onTotalBytes })
-        : readTextFile({ ...options, maxFileBytes: maxEntryBytes });
+      return oneByOne(
+        folder
+          ? readTextFolder({ ...options, maxFileBytes: maxEntryBytes, onTotalBytes })
+          : readTextFile({ ...options, maxFileBytes: maxEntryBytes }),
+      );
     case 'images':
-      return folder
-        ? readImageFolder({ ...options, maxFileBytes: maxEntryBytes, onTotalBytes })
-        : readSingleImage({ ...options, maxFileBytes: maxEntryBytes });
+      return oneByOne(
+        folder
+          ? readImageFolder({ ...options, maxFileBytes: maxEntryBytes, onTotalBytes })
+          : readSingleImage({ ...options, maxFileBytes: maxEntryBytes }),
+      );
     case 'audio':
-      return folder
-        ? readAudioFolder({ ...options, maxFileBytes: maxEntryBytes, onTotalBytes })
-        : readSingleAudio({ ...options, maxFileBytes: maxEntryBytes });
+      return oneByOne(
+        folder
+          ? readAudioFolder({ ...options, maxFileBytes: maxEntryBytes, onTotalBytes })
+          : readSingleAudio({ ...options, maxFileBytes: maxEntryBytes }),
+      );
   }
+}
+
+/** Entries read one at a time, as pieces of one (openCorpusPieces's shape). */
+export async function* oneByOne(entries: AsyncIterable<CorpusEntry>): AsyncGenerator<readonly CorpusEntry[]> {
+  for await (const entry of entries) yield [entry];
 }
 
 /** The decoding of an --encoding label for a corpus of `format`. */

@@ -40,7 +40,7 @@ export interface PlanOptions {
 }
 
 /**
- * Streams `chunks` into batches of at most `maxInputs` chunks and `maxTokensPerRequest` summed
+ * Streams chunks (a piece of them at a time, in stream order) into batches of at most `maxInputs` chunks and `maxTokensPerRequest` summed
  * tokens. A chunk over `maxTokensPerRequest` on its own becomes a batch of its own (the embedder
  * re-splits it). Every chunk lands in exactly one batch; within a batch chunks keep stream order,
  * but a document's chunks may be spread over batches emitted out of order.
@@ -50,7 +50,7 @@ export interface PlanOptions {
  * within `maxImageBytesPerRequest`; an image over that alone is a batch of its own.
  */
 export async function* planBatches(
-  chunks: AsyncIterable<Chunk> | Iterable<Chunk>,
+  pieces: AsyncIterable<readonly Chunk[]> | Iterable<readonly Chunk[]>,
   options: PlanOptions,
 ): AsyncGenerator<Batch> {
   const { model, maxInputs, maxTokensPerRequest, planKey } = options;
@@ -71,50 +71,51 @@ export async function* planBatches(
   const open: OpenBatch[] = [];
   const formerStarts = options.formerStarts?.size ? options.formerStarts : undefined;
 
-  for await (const chunk of chunks) {
-    const images = chunk.image !== undefined;
-    const imageBytes = chunk.image?.urlBytes ?? 0;
-    if (chunk.tokens > maxTokensPerRequest || imageBytes > maxImageBytes) {
-      yield seal([chunk]);
-      continue;
-    }
-    const fits = (batch: OpenBatch) =>
-      batch.images === images &&
-      batch.chunks.length < maxInputs &&
-      batch.tokens + chunk.tokens <= maxTokensPerRequest &&
-      batch.imageBytes + imageBytes <= maxImageBytes;
-    // The version replaced started a batch at this chunk: then no open batch had room for it, and
-    // every open one had started where one of its batches did. An open batch that did not, or that
-    // has room, is out of step (an edit before it moved the packing): sealed here, so this chunk
-    // starts a batch as it did and the batches after it are the version's again. In step, nothing
-    // is sealed and the plan is what it would be without the starts.
-    const startsFormer = formerStarts?.has(batchStartKey(chunk)) ?? false;
-    if (startsFormer) {
-      for (const batch of open.filter((b) => !b.inStep || fits(b))) {
-        open.splice(open.indexOf(batch), 1);
-        yield seal(batch.chunks);
+  for await (const piece of pieces)
+    for (const chunk of piece) {
+      const images = chunk.image !== undefined;
+      const imageBytes = chunk.image?.urlBytes ?? 0;
+      if (chunk.tokens > maxTokensPerRequest || imageBytes > maxImageBytes) {
+        yield seal([chunk]);
+        continue;
+      }
+      const fits = (batch: OpenBatch) =>
+        batch.images === images &&
+        batch.chunks.length < maxInputs &&
+        batch.tokens + chunk.tokens <= maxTokensPerRequest &&
+        batch.imageBytes + imageBytes <= maxImageBytes;
+      // The version replaced started a batch at this chunk: then no open batch had room for it, and
+      // every open one had started where one of its batches did. An open batch that did not, or that
+      // has room, is out of step (an edit before it moved the packing): sealed here, so this chunk
+      // starts a batch as it did and the batches after it are the version's again. In step, nothing
+      // is sealed and the plan is what it would be without the starts.
+      const startsFormer = formerStarts?.has(batchStartKey(chunk)) ?? false;
+      if (startsFormer) {
+        for (const batch of open.filter((b) => !b.inStep || fits(b))) {
+          open.splice(open.indexOf(batch), 1);
+          yield seal(batch.chunks);
+        }
+      }
+      let target = open.find(fits);
+      if (target === undefined) {
+        target = { chunks: [], tokens: 0, images, imageBytes: 0, inStep: startsFormer };
+        open.push(target);
+      }
+      target.chunks.push(chunk);
+      target.tokens += chunk.tokens;
+      target.imageBytes += imageBytes;
+
+      if (
+        target.chunks.length === maxInputs ||
+        target.tokens === maxTokensPerRequest ||
+        (images && target.imageBytes === maxImageBytes)
+      ) {
+        open.splice(open.indexOf(target), 1);
+        yield seal(target.chunks);
+      } else if (open.length > openBatches) {
+        yield seal(open.shift()!.chunks);
       }
     }
-    let target = open.find(fits);
-    if (target === undefined) {
-      target = { chunks: [], tokens: 0, images, imageBytes: 0, inStep: startsFormer };
-      open.push(target);
-    }
-    target.chunks.push(chunk);
-    target.tokens += chunk.tokens;
-    target.imageBytes += imageBytes;
-
-    if (
-      target.chunks.length === maxInputs ||
-      target.tokens === maxTokensPerRequest ||
-      (images && target.imageBytes === maxImageBytes)
-    ) {
-      open.splice(open.indexOf(target), 1);
-      yield seal(target.chunks);
-    } else if (open.length > openBatches) {
-      yield seal(open.shift()!.chunks);
-    }
-  }
   for (const batch of open) yield seal(batch.chunks);
 }
 

@@ -40,9 +40,29 @@ function mixedCorpus(seed: number, documents: number): Chunk[] {
   return chunks;
 }
 
-async function plan(chunks: Iterable<Chunk> | AsyncIterable<Chunk>, options: Partial<PlanOptions> = {}) {
+/** Chunks as the planner takes them, in pieces (of `pieceSize`; the plan must not depend on it). */
+async function* piecesOf(
+  chunks: Iterable<Chunk> | AsyncIterable<Chunk>,
+  pieceSize = 1,
+): AsyncGenerator<Chunk[]> {
+  let piece: Chunk[] = [];
+  for await (const chunk of chunks) {
+    piece.push(chunk);
+    if (piece.length === pieceSize) {
+      yield piece;
+      piece = [];
+    }
+  }
+  if (piece.length > 0) yield piece;
+}
+
+async function plan(
+  chunks: Iterable<Chunk> | AsyncIterable<Chunk>,
+  options: Partial<PlanOptions> = {},
+  pieceSize = 1,
+) {
   const batches: Batch[] = [];
-  for await (const batch of planBatches(chunks, {
+  for await (const batch of planBatches(piecesOf(chunks, pieceSize), {
     model: 'm',
     maxInputs: 128,
     maxTokensPerRequest: 300_000,
@@ -146,7 +166,7 @@ describe('planBatches', () => {
         yield chunk(`d${i}`, 0, 100);
       }
     }
-    const iterator = planBatches(source(), {
+    const iterator = planBatches(piecesOf(source()), {
       model: 'm',
       maxInputs: 10,
       maxTokensPerRequest: 1_000_000,
@@ -167,6 +187,9 @@ describe('planBatches', () => {
       })(),
     );
     expect(b).toEqual(a);
+    // However the stream is cut into pieces.
+    expect(await plan(chunks, {}, 37)).toEqual(a);
+    expect(await plan(chunks, {}, chunks.length)).toEqual(a);
   });
 
   it('rejects caps that are not positive integers', async () => {
