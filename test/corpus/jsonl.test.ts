@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { openCorpus } from '../../src/corpus/index.js';
+import { openCorpus, openCorpusPieces } from '../../src/corpus/index.js';
 import { UsageError } from '../../src/errors.js';
 import { bytes, put, readAll, readBrief, tempFolder } from './helpers.js';
 
@@ -271,5 +271,24 @@ describe('JSONL rows whose fields are named otherwise', () => {
     await expect(readAll({ path: half })).rejects.toThrow(
       /its only row lacks the id field "id" and the text/,
     );
+  });
+
+  it('hands on its entries in pieces that together are openCorpus, in order', async () => {
+    // Held rows first (none has both fields yet), rejects spread through, more than one piece.
+    const rows = [
+      line({ other: 1 }),
+      'not json',
+      ...Array.from({ length: 700 }, (_, i) => (i % 97 === 5 ? '[1]' : line({ id: `d${i}`, text: `t${i}` }))),
+    ];
+    const path = await jsonl(rows.join('\n'));
+    const options = { path, idField: 'id', textField: 'text' };
+    const pieces: (readonly unknown[])[] = [];
+    for await (const piece of openCorpusPieces(options)) pieces.push(piece);
+    expect(pieces.length).toBeGreaterThan(1);
+    for (const piece of pieces) expect(piece.length).toBeGreaterThan(0);
+    const entries: unknown[] = [];
+    for await (const entry of openCorpus(options)) entries.push(entry);
+    expect(pieces.flat()).toEqual(entries);
+    expect(entries).toHaveLength(rows.length);
   });
 });
