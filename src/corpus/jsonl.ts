@@ -39,9 +39,9 @@ const MAX_FIELDS = 200;
 
 /**
  * The file's entries in corpus order, in pieces of up to PIECE_ENTRIES (a list, not an entry at a
- * time: each level of async iteration an entry passes costs ~1 µs, docs/benchmarks.md, "a
- * twenty-fifth session"; not a whole read of the file either, which held the first document back
- * until a megabyte of lines was parsed).
+ * time: each level of async iteration an entry passes was a measurable share of planning,
+ * docs/benchmarks.md, "a twenty-fifth session"; not a whole read of the file either, which held
+ * the first document back until a megabyte of lines was parsed).
  */
 export async function* readJsonl(options: JsonlReadOptions): AsyncGenerator<CorpusEntry[]> {
   const lines = new LineSplitter(options.maxLineBytes);

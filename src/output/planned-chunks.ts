@@ -13,8 +13,8 @@
  *
  * The plan is digested as it comes too, with `_documents.jsonl`'s lines written to a second unlinked
  * file: a version where nothing failed and nothing was re-planned (nearly every one) is then checked
- * without reading the plan back. Read back at the switch, in code that ran once and cold, it cost
- * ~2 µs a document (docs/benchmarks.md, "a twenty-fifth session").
+ * without reading the plan back: read back at the switch, in code that ran once and cold, it was a
+ * measurable share of a short run (docs/benchmarks.md, "a twenty-fifth session").
  */
 import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';

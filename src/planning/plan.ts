@@ -184,7 +184,8 @@ export function plannedBatches(
       stats.bytesTotal = corpusStats.totalBytes ?? 0;
     },
   };
-  // A piece of entries at a time: an async step per entry at each stage cost ~1 µs each.
+  // A piece of entries at a time: an async step per entry at each stage was a measurable share of
+  // planning (docs/benchmarks.md, "a twenty-fifth session").
   const corpus: AsyncIterable<readonly CorpusEntry[]> = transcribe
     ? oneByOne(transcribe(openCorpus(options)))
     : openCorpusPieces(options);
