@@ -446,9 +446,7 @@ async function checkedByDigest(
   try {
     const asPlanned = failed.size === 0 && replanned.size === 0 ? expected.asPlanned?.() : undefined;
     if (asPlanned?.digest.equals(rows)) asPlanned.lines((bytes) => documents.addLines(bytes));
-    plan = asPlanned
-      ? asPlanned
-      : planDigest(expected, failed, (id, digest) => documents.add(id, digest), replanned);
+    plan = asPlanned ?? planDigest(expected, failed, (id, digest) => documents.add(id, digest), replanned);
   } catch (error) {
     await documents.discard();
     throw error;

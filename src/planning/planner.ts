@@ -40,8 +40,8 @@ export interface PlanOptions {
 }
 
 /**
- * Streams chunks (a piece of them at a time, in stream order) into batches of at most `maxInputs` chunks and `maxTokensPerRequest` summed
- * tokens. A chunk over `maxTokensPerRequest` on its own becomes a batch of its own (the embedder
+ * Streams chunks (a piece of them at a time, in stream order) into batches of at most
+ * `maxInputs` chunks and `maxTokensPerRequest` summed tokens. A chunk over `maxTokensPerRequest` on its own becomes a batch of its own (the embedder
  * re-splits it). Every chunk lands in exactly one batch; within a batch chunks keep stream order,
  * but a document's chunks may be spread over batches emitted out of order.
  *
