@@ -65,20 +65,138 @@ const COMMA = 0x2c;
 const LF = 0x0a;
 const CR = 0x0d;
 
+/**
+ * The file's entries in corpus order. Read first without per-field hooks (csv-parse builds a
+ * context object for every field it hands to `cast`, most of a CSV read's cost: docs/benchmarks.md,
+ * "a twenty-sixth session"): a good record's line comes from where the record before it ended.
+ * At the first record the parser rejects, that read stops and the rest of the file, from the end
+ * of the last record read, is read again record by record through the hooks (exactRead), which
+ * know where every field starts and so name a failed record's lines, quote and id. A file without
+ * a malformed record is read once, the fast way.
+ */
 export async function* readCsv(options: CsvReadOptions): AsyncGenerator<CorpusEntry> {
+  const stop = yield* fastRead(options);
+  if (stop !== undefined) yield* exactRead(options, stop);
+}
+
+/** Where the fast read stopped: the rest of the file is read exactly from `from` on. */
+interface FastReadStop {
+  /** The end of the header record (its line break included); 0 when the header was not read. */
+  readonly headerEnd: number;
+  /** The end of the last record whose entry was yielded (the header's when none was). */
+  readonly from: number;
+  /** Lines from the header's end to `from`: what exactRead adds to the lines it counts. */
+  readonly lineShift: number;
+  /** Bytes of the file reported read (onBytes) so far. */
+  readonly reported: number;
+}
+
+/** Thrown from the fast read's on_skip: the parser met a malformed record, which exactRead names. */
+class MalformedRecord extends Error {}
+
+/**
+ * The records as csv-parse hands them on, with no hook per field; returns where it stopped at the
+ * first malformed record (undefined at the end of a file it read whole).
+ */
+async function* fastRead(options: CsvReadOptions): AsyncGenerator<CorpusEntry, FastReadStop | undefined> {
   const { file } = options;
   const index = new LineIndex();
   let parser: Parser | undefined;
-  const records = new RecordTracker(index, options, () => parser?.options.record_delimiter ?? []);
+  const delimiters = () => parser?.options.record_delimiter ?? [];
+  const records = new RecordTracker(index, options, delimiters);
+  let headerEnd = 0;
+  let from = 0;
+  let reported = 0;
+  let stopped = false;
+  const hooks: Options<FastRow | null, Uint8Array[]> = {
+    ...PARSER_OPTIONS,
+    on_skip: () => {
+      throw new MalformedRecord('a malformed CSV record: read again record by record');
+    },
+    on_record: (fields, info) => {
+      if (records.header !== undefined) return { fields, end: info.bytes };
+      records.onRecord(fields);
+      headerEnd = info.bytes;
+      return null;
+    },
+  };
+  parser = parse(hooks as unknown as Options);
+  async function* bytes(): AsyncGenerator<Buffer> {
+    const onBytes = (n: number) => {
+      // Once stopped, what this read still reads is the exact read's to report.
+      if (stopped) return;
+      reported += n;
+      options.onBytes(n);
+    };
+    for await (const chunk of withoutBom(inputBytes(options.path, file, onBytes))) {
+      index.push(chunk);
+      if (index.retained > options.maxRecordBytes)
+        throw tooLarge(options, index.lineAt(index.skipDelimiters(from, delimiters())));
+      yield chunk;
+    }
+  }
+  pipeline(Readable.from(bytes(), { objectMode: false }), parser, () => {});
+  let headerLine = 1;
+  try {
+    for await (const row of parser as AsyncIterable<FastRow>) {
+      if (from === 0) {
+        from = headerEnd;
+        headerLine = index.lineAt(headerEnd);
+      }
+      const line = index.lineAt(index.skipDelimiters(from, delimiters()));
+      const entry = records.toEntry({ line, fields: row.fields, before: [] });
+      yield entry instanceof Promise ? await entry : entry;
+      from = row.end;
+    }
+  } catch (error) {
+    if (!(error instanceof MalformedRecord)) throw error;
+    stopped = true;
+    parser.destroy();
+    if (records.header === undefined) return { headerEnd: 0, from: 0, lineShift: 0, reported };
+    if (from === 0) from = headerEnd;
+    const lineShift = from === headerEnd ? 0 : index.lineAt(from) - headerLine;
+    return { headerEnd, from, lineShift, reported };
+  }
+  if (records.header === undefined) throw noHeader(options);
+  return undefined;
+}
+
+/** A good record of the fast read: its fields and the offset just past it. */
+interface FastRow {
+  readonly fields: readonly Uint8Array[];
+  readonly end: number;
+}
+
+/** The parser's options either way; the hooks are each read's own. */
+const PARSER_OPTIONS = {
+  encoding: null,
+  bom: false,
+  // Any line break ends a record, CRLF and LF mixed in one file: csv-parse would otherwise take
+  // the first one it meets for the whole file, and two rows split by the other become one reject.
+  record_delimiter: ['\r\n', '\n', '\r'],
+  skip_empty_lines: true,
+  skip_records_with_error: true,
+};
+
+/**
+ * The file read record by record through csv-parse's hooks (see RecordTracker), from `stop.from`
+ * on: the parser is given the header's bytes, then the file's from there, so that it checks
+ * column counts against the header as it did the first time; lines are counted in those bytes and
+ * shifted by what was skipped.
+ */
+async function* exactRead(options: CsvReadOptions, stop: FastReadStop): AsyncGenerator<CorpusEntry> {
+  const { file } = options;
+  const index = new LineIndex();
+  let parser: Parser | undefined;
+  const records = new RecordTracker(
+    index,
+    options,
+    () => parser?.options.record_delimiter ?? [],
+    stop.lineShift,
+  );
 
   const hooks: Options<Row, Uint8Array[]> = {
-    encoding: null,
-    bom: false,
-    // Any line break ends a record, CRLF and LF mixed in one file: csv-parse would otherwise take
-    // the first one it meets for the whole file, and two rows split by the other become one reject.
-    record_delimiter: ['\r\n', '\n', '\r'],
-    skip_empty_lines: true,
-    skip_records_with_error: true,
+    ...PARSER_OPTIONS,
     cast: (value, context) => {
       records.onField(value as unknown as Uint8Array, context.bytes);
       return value;
@@ -93,13 +211,17 @@ export async function* readCsv(options: CsvReadOptions): AsyncGenerator<CorpusEn
   parser = parse(hooks as unknown as Options);
 
   async function* bytes(): AsyncGenerator<Buffer> {
-    for await (const chunk of withoutBom(inputBytes(options.path, file, options.onBytes))) {
+    // The file's bytes are read again: only those past what the fast read reported count as read.
+    let seen = 0;
+    const onBytes = (n: number) => {
+      const before = seen;
+      seen += n;
+      if (seen > stop.reported) options.onBytes(seen - Math.max(before, stop.reported));
+    };
+    const fileBytes = withoutBom(inputBytes(options.path, file, onBytes));
+    for await (const chunk of skipping(fileBytes, stop.headerEnd, stop.from)) {
       index.push(chunk);
-      if (index.retained > options.maxRecordBytes) {
-        throw new UsageError(
-          `${file}: a CSV record from line ${records.line} on is larger than ${options.maxRecordBytes} bytes (an unclosed quote?)`,
-        );
-      }
+      if (index.retained > options.maxRecordBytes) throw tooLarge(options, records.line);
       yield chunk;
     }
   }
@@ -114,6 +236,39 @@ export async function* readCsv(options: CsvReadOptions): AsyncGenerator<CorpusEn
     yield entry instanceof Promise ? await entry : entry;
   }
   yield* records.finish();
+}
+
+/** The file read record by record from its start (what readCsv's entries must equal: tests). */
+export function readCsvExactly(options: CsvReadOptions): AsyncGenerator<CorpusEntry> {
+  return exactRead(options, { headerEnd: 0, from: 0, lineShift: 0, reported: 0 });
+}
+
+/** `chunks` without the bytes from offset `skipFrom` to `skipTo` (the records already read). */
+async function* skipping(
+  chunks: AsyncIterable<Buffer>,
+  skipFrom: number,
+  skipTo: number,
+): AsyncGenerator<Buffer> {
+  let at = 0;
+  for await (const chunk of chunks) {
+    const start = at;
+    at += chunk.length;
+    if (at <= skipFrom || start >= skipTo) yield chunk;
+    else {
+      if (start < skipFrom) yield chunk.subarray(0, skipFrom - start);
+      if (at > skipTo) yield chunk.subarray(skipTo - start);
+    }
+  }
+}
+
+function tooLarge(options: CsvReadOptions, line: number): UsageError {
+  return new UsageError(
+    `${options.file}: a CSV record from line ${line} on is larger than ${options.maxRecordBytes} bytes (an unclosed quote?)`,
+  );
+}
+
+function noHeader(options: CsvReadOptions): UsageError {
+  return new UsageError(`${options.file}: the CSV file has no header row`);
 }
 
 /**
@@ -146,10 +301,19 @@ class RecordTracker {
   #errorField = 0;
   #pending: CorpusEntry[] = [];
 
-  constructor(index: LineIndex, options: CsvReadOptions, delimiters: () => readonly Uint8Array[]) {
+  /** Lines before the bytes the index counts (exactRead skips the records already read). */
+  readonly #lineShift: number;
+
+  constructor(
+    index: LineIndex,
+    options: CsvReadOptions,
+    delimiters: () => readonly Uint8Array[],
+    lineShift = 0,
+  ) {
     this.#index = index;
     this.#options = options;
     this.#delimiters = delimiters;
+    this.#lineShift = lineShift;
   }
 
   /** First line of the current record. */
@@ -221,8 +385,7 @@ class RecordTracker {
     // Still inside a record at the end: a quote that was never closed.
     if (this.#open) this.#close(this.#index.fed);
     this.#settle();
-    if (this.header === undefined)
-      throw new UsageError(`${this.#options.file}: the CSV file has no header row`);
+    if (this.header === undefined) throw noHeader(this.#options);
     return this.#pending;
   }
 
@@ -231,7 +394,7 @@ class RecordTracker {
     this.#settle();
     this.#open = true;
     this.#start = this.#index.skipDelimiters(this.#nextFrom, this.#delimiters());
-    this.#line = this.#index.lineAt(this.#start);
+    this.#line = this.#lineAt(this.#start);
     this.#fields = 0;
     this.#fieldStart = this.#start;
     this.#id = undefined;
@@ -252,7 +415,7 @@ class RecordTracker {
     const header = this.header!;
     const quoted = error.code === 'CSV_QUOTE_NOT_CLOSED' || error.code === 'CSV_INVALID_CLOSING_QUOTE';
     // Lines are asked for in offset order (LineIndex releases what is behind): the quote, then the end.
-    const quoteLine = quoted ? this.#index.lineAt(this.#errorField) : this.#line;
+    const quoteLine = quoted ? this.#lineAt(this.#errorField) : this.#line;
     const lastLine = this.#lastLine();
     let reason: string;
     if (error.code === 'CSV_QUOTE_NOT_CLOSED') {
@@ -279,7 +442,11 @@ class RecordTracker {
   #lastLine(): number {
     let last = Math.max(this.#start, this.#end - 1);
     while (last > this.#start && isLineBreak(this.#index.byteAt(last))) last -= 1;
-    return this.#index.lineAt(last);
+    return this.#lineAt(last);
+  }
+
+  #lineAt(offset: number): number {
+    return this.#index.lineAt(offset) + this.#lineShift;
   }
 }
 
