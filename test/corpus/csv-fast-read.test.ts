@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { type CsvReadOptions, readCsv, readCsvExactly } from '../../src/corpus/csv.js';
 import { IdRegistry } from '../../src/corpus/ids.js';
 import type { CorpusEntry } from '../../src/domain.js';
+import { random } from '../output/fixtures.js';
 import { type Brief, brief, put, tempFolder } from './helpers.js';
 
 const folder = await tempFolder();
@@ -38,17 +39,6 @@ async function entriesOf(
     ids.close();
   }
   return { entries, bytes };
-}
-
-/** A small deterministic generator (mulberry32): the same cases on every run. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const TEXTS = [
