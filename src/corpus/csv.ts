@@ -31,7 +31,7 @@ import { UsageError } from '../errors.js';
 import { withoutBom } from '../files/bom.js';
 import { audioRowEntry } from './audio.js';
 import type { FileReadOptions } from './entries.js';
-import { Reason, reject, toEntry } from './entries.js';
+import { PIECE_ENTRIES, Reason, reject, toEntry } from './entries.js';
 import { flagSuggestion, guessIdField, guessTextField, newSample, quotedNames } from './field-hints.js';
 import { imageRowEntry } from './images.js';
 import { inputBytes } from './input-stream.js';
@@ -74,7 +74,7 @@ const CR = 0x0d;
  * know where every field starts and so name a failed record's lines, quote and id. A file without
  * a malformed record is read once, the fast way.
  */
-export async function* readCsv(options: CsvReadOptions): AsyncGenerator<CorpusEntry> {
+export async function* readCsv(options: CsvReadOptions): AsyncGenerator<CorpusEntry[]> {
   const stop = yield* fastRead(options);
   if (stop !== undefined) yield* exactRead(options, stop);
 }
@@ -98,7 +98,7 @@ class MalformedRecord extends Error {}
  * The records as csv-parse hands them on, with no hook per field; returns where it stopped at the
  * first malformed record (undefined at the end of a file it read whole).
  */
-async function* fastRead(options: CsvReadOptions): AsyncGenerator<CorpusEntry, FastReadStop | undefined> {
+async function* fastRead(options: CsvReadOptions): AsyncGenerator<CorpusEntry[], FastReadStop | undefined> {
   const { file } = options;
   const index = new LineIndex();
   let parser: Parser | undefined;
@@ -138,15 +138,22 @@ async function* fastRead(options: CsvReadOptions): AsyncGenerator<CorpusEntry, F
   pipeline(Readable.from(bytes(), { objectMode: false }), parser, () => {});
   let headerLine = 1;
   try {
-    for await (const row of parser as AsyncIterable<FastRow>) {
+    for await (const rows of recordPieces<FastRow>(parser)) {
       if (from === 0) {
         from = headerEnd;
         headerLine = index.lineAt(headerEnd);
       }
-      const line = index.lineAt(index.skipDelimiters(from, delimiters()));
-      const entry = records.toEntry({ line, fields: row.fields, before: [] });
-      yield entry instanceof Promise ? await entry : entry;
-      from = row.end;
+      const piece: CorpusEntry[] = [];
+      // Each record starts where the one before it ended, after any blank lines.
+      let end = from;
+      for (const row of rows) {
+        const line = index.lineAt(index.skipDelimiters(end, delimiters()));
+        const entry = records.toEntry({ line, fields: row.fields, before: [] });
+        piece.push(entry instanceof Promise ? await entry : entry);
+        end = row.end;
+      }
+      yield piece;
+      from = end;
     }
   } catch (error) {
     if (!(error instanceof MalformedRecord)) throw error;
@@ -184,7 +191,7 @@ const PARSER_OPTIONS = {
  * column counts against the header as it did the first time; lines are counted in those bytes and
  * shifted by what was skipped.
  */
-async function* exactRead(options: CsvReadOptions, stop: FastReadStop): AsyncGenerator<CorpusEntry> {
+async function* exactRead(options: CsvReadOptions, stop: FastReadStop): AsyncGenerator<CorpusEntry[]> {
   const { file } = options;
   const index = new LineIndex();
   let parser: Parser | undefined;
@@ -230,16 +237,34 @@ async function* exactRead(options: CsvReadOptions, stop: FastReadStop): AsyncGen
   // is limited in bytes rather than in 64 KiB chunks.
   pipeline(Readable.from(bytes(), { objectMode: false }), parser, () => {});
 
-  for await (const row of parser as AsyncIterable<Row>) {
-    yield* row.before;
-    const entry = records.toEntry(row);
-    yield entry instanceof Promise ? await entry : entry;
+  for await (const rows of recordPieces<Row>(parser)) {
+    const piece: CorpusEntry[] = [];
+    for (const row of rows) {
+      piece.push(...row.before);
+      const entry = records.toEntry(row);
+      piece.push(entry instanceof Promise ? await entry : entry);
+    }
+    yield piece;
   }
-  yield* records.finish();
+  const rejects = records.finish();
+  if (rejects.length > 0) yield rejects;
+}
+
+/** The parser's records in pieces: each what it has ready at once, up to PIECE_ENTRIES. */
+async function* recordPieces<R>(parser: Parser): AsyncGenerator<R[]> {
+  for await (const first of parser as AsyncIterable<R>) {
+    const piece: R[] = [first];
+    while (piece.length < PIECE_ENTRIES) {
+      const next = parser.read() as R | null;
+      if (next === null) break;
+      piece.push(next);
+    }
+    yield piece;
+  }
 }
 
 /** The file read record by record from its start (what readCsv's entries must equal: tests). */
-export function readCsvExactly(options: CsvReadOptions): AsyncGenerator<CorpusEntry> {
+export function readCsvExactly(options: CsvReadOptions): AsyncGenerator<CorpusEntry[]> {
   return exactRead(options, { headerEnd: 0, from: 0, lineShift: 0, reported: 0 });
 }
 

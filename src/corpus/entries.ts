@@ -7,6 +7,13 @@ import type { IdRegistry } from './ids.js';
 import type { TextDecoding } from './utf8.js';
 
 /** Reject reasons. Short and stable: users grep _rejects.jsonl for them. */
+/**
+ * Most entries a file reader hands on at once: readers yield lists, not an entry at a time (each
+ * level of async iteration an entry passes was a measurable share of planning, docs/benchmarks.md,
+ * "a twenty-fifth session"), and not a whole read either, which would hold the first document back.
+ */
+export const PIECE_ENTRIES = 256;
+
 /** What every file reader of a corpus is given. */
 export interface FileReadOptions {
   /** The file to read. */

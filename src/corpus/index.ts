@@ -311,7 +311,7 @@ function reader(
   const { maxEntryBytes } = options;
   switch (format) {
     case 'csv':
-      return oneByOne(readCsvLazily({ ...options, maxRecordBytes: maxEntryBytes }));
+      return readCsvLazily({ ...options, maxRecordBytes: maxEntryBytes });
     case 'jsonl':
       return readJsonl({ ...options, maxLineBytes: maxEntryBytes });
     case 'text':
@@ -372,7 +372,7 @@ async function statInput(path: string) {
  * csv-parse is loaded for CSV corpora only (a measurable part of every other run's start-up:
  * docs/benchmarks.md, "Design figures").
  */
-async function* readCsvLazily(options: CsvReadOptions): AsyncGenerator<CorpusEntry> {
+async function* readCsvLazily(options: CsvReadOptions): AsyncGenerator<CorpusEntry[]> {
   const { readCsv } = await import('./csv.js');
   yield* readCsv(options);
 }

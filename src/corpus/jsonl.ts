@@ -10,7 +10,7 @@ import { stripBom } from '../files/bom.js';
 import { LineSplitter, type RawLine, type TextLine } from '../files/lines.js';
 import { audioRowEntry } from './audio.js';
 import type { FileReadOptions } from './entries.js';
-import { Reason, reject, toEntry } from './entries.js';
+import { PIECE_ENTRIES, Reason, reject, toEntry } from './entries.js';
 import {
   countValue,
   type FieldSample,
@@ -56,9 +56,6 @@ export async function* readJsonl(options: JsonlReadOptions): AsyncGenerator<Corp
   const held = fields.release();
   if (held.length > 0) yield held;
 }
-
-/** Entries in a piece of the JSONL reader. */
-const PIECE_ENTRIES = 256;
 
 /** The entries of `lines` that pass the field check now (held ones once it lets them go), in pieces. */
 async function* piecesOf(

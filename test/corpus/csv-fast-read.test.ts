@@ -16,7 +16,7 @@ const folder = await tempFolder();
 let count = 0;
 
 async function entriesOf(
-  read: (options: CsvReadOptions) => AsyncGenerator<CorpusEntry>,
+  read: (options: CsvReadOptions) => AsyncGenerator<CorpusEntry[]>,
   path: string,
 ): Promise<{ entries: Brief[]; bytes: number }> {
   const ids = new IdRegistry();
@@ -34,7 +34,7 @@ async function entriesOf(
         bytes += n;
       },
     };
-    for await (const entry of read(options)) entries.push(brief(entry));
+    for await (const piece of read(options)) for (const entry of piece) entries.push(brief(entry));
   } finally {
     ids.close();
   }

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PIECE_ENTRIES } from '../../src/corpus/entries.js';
 import { CorpusStats, detectFormat, openCorpus } from '../../src/corpus/index.js';
 import { UsageError } from '../../src/errors.js';
 import { put, readAll, tempFolder } from './helpers.js';
@@ -94,7 +95,9 @@ describe('openCorpus', () => {
     for await (const entry of openCorpus({ path, idField: 'id', textField: 'text', stats })) {
       if (entry.kind === 'document' && entry.document.id === '10') break;
     }
-    expect(stats.documents).toBe(11);
+    // Counted a piece at a time: the piece holding the eleventh document, no more.
+    expect(stats.documents).toBeGreaterThanOrEqual(11);
+    expect(stats.documents).toBeLessThanOrEqual(PIECE_ENTRIES);
     expect(stats.bytesRead).toBeLessThan(stats.totalBytes ?? 0);
   });
 });
