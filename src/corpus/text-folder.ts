@@ -10,15 +10,16 @@
  * `followSymlinks`, out of the input folder (a reject names each). Anything neither a file nor a
  * folder (a FIFO, a socket, a device) is a reject, never opened: a FIFO would block the read.
  */
-import type { Dirent } from 'node:fs';
+import { type Dirent, readFileSync, statSync } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative } from 'node:path';
+import { setImmediate } from 'node:timers/promises';
 import type { CorpusEntry } from '../domain.js';
 import { UsageError } from '../errors.js';
 import { stripBom } from '../files/bom.js';
 import { isTextFileName } from '../files/file-kinds.js';
 import { errorCode } from '../files/planned-media.js';
-import { Reason, reject, toEntry } from './entries.js';
+import { PIECE_ENTRIES, Reason, reject, toEntry } from './entries.js';
 import type { IdRegistry } from './ids.js';
 import { type TextDecoding, UTF8 } from './utf8.js';
 
@@ -70,8 +71,15 @@ export async function* readFound(
   skip?: (item: Found) => boolean,
 ): AsyncGenerator<CorpusEntry> {
   options.onTotalBytes?.(found.reduce((sum, item) => sum + ('size' in item ? item.size : 0), 0));
+  let sinceTurn = 0;
   for (const item of found) {
     if (skip?.(item)) continue;
+    // Small files are read synchronously (readText): a turn of the event loop now and then lets
+    // the answers that came in meanwhile be read, as a stream's reads do for the other formats.
+    if (++sinceTurn >= PIECE_ENTRIES) {
+      sinceTurn = 0;
+      await setImmediate();
+    }
     if ('problem' in item) yield reject(item.rel, 1, item.problem, item.isFile ? item.rel : undefined);
     else yield await (read?.(item) ?? readTextDocument(item.abs, item.rel, item.rel, item.size, options));
   }
@@ -96,6 +104,9 @@ async function readTextDocument(
   return toEntry(options.ids, file, 1, id, read.text);
 }
 
+/** Files up to this size are read synchronously (see readText). */
+export const SYNC_READ_BYTES = 256 * 1024;
+
 /** A text file's text, exactly as written (less a BOM), or why it cannot be one (a reject reason). */
 export async function readText(
   path: string,
@@ -105,7 +116,10 @@ export async function readText(
   if (size > options.maxFileBytes) return { problem: Reason.tooLarge(size, options.maxFileBytes) };
   let bytes: Buffer;
   try {
-    bytes = await readFile(path);
+    // A small file in one synchronous call: readFile's open, fstat, read and close each went
+    // through libuv's thread pool, ten times the CPU of reading it here (docs/benchmarks.md, "a
+    // twenty-sixth session"). A large one is read in the pool, not holding the event loop.
+    bytes = size <= SYNC_READ_BYTES ? readFileSync(path) : await readFile(path);
   } catch (error) {
     return { problem: Reason.unreadableFile(errorCode(error)) };
   }
@@ -180,7 +194,8 @@ export async function walkFolder(
         ancestors.delete(key);
       } else if (kind === 'file' && include(entry.name)) {
         try {
-          size ??= (await stat(abs)).size;
+          // One metadata call, synchronous: a trip through the thread pool cost more than the call.
+          size ??= statSync(abs).size;
           found.push({ rel: childRel, abs, size });
         } catch (error) {
           found.push({ rel: childRel, problem: Reason.unreadableFile(errorCode(error)), isFile: true });

@@ -2,6 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, realpath, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PIECE_ENTRIES } from '../../src/corpus/entries.js';
+import { CorpusStats } from '../../src/corpus/index.js';
+import { SYNC_READ_BYTES } from '../../src/corpus/text-folder.js';
 import { UsageError } from '../../src/errors.js';
 import { bytes, put, readAll, readBrief, tempFolder } from './helpers.js';
 
@@ -146,5 +149,24 @@ describe('text folders', () => {
       { reject: 'too large: 2000 bytes (limit 1000)', line: 1, id: 'big.txt' },
       { doc: 'small.txt', text: 'y', line: 1 },
     ]);
+  });
+
+  it('reads small files in one call and large ones through the pool, the same texts and bytes either way', async () => {
+    const folder = join(root, 'sizes');
+    const large = `${'長い文 😀 '.repeat(Math.ceil(SYNC_READ_BYTES / 10))}end`;
+    await put(folder, 'large.txt', large);
+    const names = Array.from(
+      { length: 2 * PIECE_ENTRIES + 3 },
+      (_, i) => `s${String(i).padStart(4, '0')}.md`,
+    );
+    for (const name of names) await put(folder, name, `small ${name}\r\n`);
+    const stats = new CorpusStats();
+    const entries = await readBrief({ path: folder, stats });
+    expect(Buffer.byteLength(large)).toBeGreaterThan(SYNC_READ_BYTES);
+    expect(entries[0]).toEqual({ doc: 'large.txt', text: large, line: 1 });
+    expect(entries.slice(1)).toEqual(
+      names.map((name) => ({ doc: name, text: `small ${name}\r\n`, line: 1 })),
+    );
+    expect(stats.bytesRead).toBe(stats.totalBytes);
   });
 });
