@@ -19,6 +19,7 @@ import { UsageError } from '../errors.js';
 import { stripBom } from '../files/bom.js';
 import { isTextFileName } from '../files/file-kinds.js';
 import { errorCode } from '../files/planned-media.js';
+import { SYNC_READ_BYTES } from '../files/sync-read.js';
 import { PIECE_ENTRIES, Reason, reject, toEntry } from './entries.js';
 import type { IdRegistry } from './ids.js';
 import { type TextDecoding, UTF8 } from './utf8.js';
@@ -104,9 +105,6 @@ async function readTextDocument(
   return toEntry(options.ids, file, 1, id, read.text);
 }
 
-/** Files up to this size are read synchronously (see readText). */
-export const SYNC_READ_BYTES = 256 * 1024;
-
 /** A text file's text, exactly as written (less a BOM), or why it cannot be one (a reject reason). */
 export async function readText(
   path: string,
@@ -116,9 +114,7 @@ export async function readText(
   if (size > options.maxFileBytes) return { problem: Reason.tooLarge(size, options.maxFileBytes) };
   let bytes: Buffer;
   try {
-    // A small file in one synchronous call: readFile's open, fstat, read and close each went
-    // through libuv's thread pool, ten times the CPU of reading it here (docs/benchmarks.md, "a
-    // twenty-sixth session"). A large one is read in the pool, not holding the event loop.
+    // A small file in one synchronous call (files/sync-read.ts), a large one in the thread pool.
     bytes = size <= SYNC_READ_BYTES ? readFileSync(path) : await readFile(path);
   } catch (error) {
     return { problem: Reason.unreadableFile(errorCode(error)) };
@@ -194,7 +190,7 @@ export async function walkFolder(
         ancestors.delete(key);
       } else if (kind === 'file' && include(entry.name)) {
         try {
-          // One metadata call, synchronous: a trip through the thread pool cost more than the call.
+          // One metadata call, synchronous (files/sync-read.ts).
           size ??= statSync(abs).size;
           found.push({ rel: childRel, abs, size });
         } catch (error) {

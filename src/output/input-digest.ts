@@ -10,12 +10,13 @@
  * the run did not read it, and the listing stays that of the files the run read. Failing instead
  * would fail every run of the folder, at the end, for a file the run had already set aside.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createHash, hash } from 'node:crypto';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { OutputError } from '../errors.js';
+import { SYNC_READ_BYTES } from '../files/sync-read.js';
 import { messageOf } from './fs-errors.js';
 import type { ManifestInput } from './manifest.js';
 
@@ -33,17 +34,25 @@ export async function sha256File(path: string): Promise<{ sha256: string; bytes:
   }
 }
 
-/** sha256File, with the file system's error as it is (the folder digest skips unreadable files). */
-async function hashFile(path: string): Promise<{ sha256: string; bytes: number }> {
-  const hash = createHash('sha256');
+/**
+ * sha256File, with the file system's error as it is (the folder digest skips unreadable files). A
+ * file the walk found small is read in one synchronous call (files/sync-read.ts): a stream per file
+ * cost a folder of small files more than reading them for the run.
+ */
+async function hashFile(path: string, size?: number): Promise<{ sha256: string; bytes: number }> {
+  if (size !== undefined && size <= SYNC_READ_BYTES) {
+    const whole = readFileSync(path);
+    return { sha256: hash('sha256', whole, 'hex'), bytes: whole.length };
+  }
+  const streamed = createHash('sha256');
   let bytes = 0;
   await pipeline(createReadStream(path), async (source: AsyncIterable<Buffer>) => {
     for await (const chunk of source) {
       bytes += chunk.length;
-      hash.update(chunk);
+      streamed.update(chunk);
     }
   });
-  return { sha256: hash.digest('hex'), bytes };
+  return { sha256: streamed.digest('hex'), bytes };
 }
 
 /** A Node file system error (it has an errno code such as EACCES), not a bug of ours. */
@@ -64,16 +73,16 @@ export async function digestInput(path: string, options: DigestOptions = {}): Pr
     return { path, kind: 'file', bytes, files: 1, sha256 };
   }
 
-  const files: string[] = [];
+  const files: FoundFile[] = [];
   await walk(path, '', new Set([`${info.dev}:${info.ino}`]), options.include ?? (() => true), files);
-  files.sort(compareUtf8);
+  files.sort((a, b) => compareUtf8(a.rel, b.rel));
   const listing = createHash('sha256');
   let bytes = 0;
   let hashed = 0;
-  for (const rel of files) {
+  for (const { rel, size } of files) {
     let file: { sha256: string; bytes: number };
     try {
-      file = await hashFile(join(path, rel));
+      file = await hashFile(join(path, rel), size);
     } catch (error) {
       if (isFileSystemError(error)) continue; // unreadable: a reject of the run, not read (see above)
       throw error;
@@ -85,12 +94,18 @@ export async function digestInput(path: string, options: DigestOptions = {}): Pr
   return { path, kind: 'folder', bytes, files: hashed, sha256: listing.digest('hex') };
 }
 
+/** A file of the folder: its path relative to it, and its size when walked. */
+interface FoundFile {
+  readonly rel: string;
+  readonly size: number;
+}
+
 async function walk(
   root: string,
   rel: string,
   ancestors: ReadonlySet<string>,
   include: (name: string) => boolean,
-  out: string[],
+  out: FoundFile[],
 ): Promise<void> {
   const dir = rel ? join(root, rel) : root;
   let names: string[];
@@ -104,9 +119,10 @@ async function walk(
   for (const name of names) {
     if (name.startsWith('.')) continue;
     const childRel = rel ? `${rel}/${name}` : name;
-    let info: Awaited<ReturnType<typeof stat>>;
+    let info: ReturnType<typeof statSync>;
     try {
-      info = await stat(join(root, childRel));
+      // One metadata call, synchronous (files/sync-read.ts).
+      info = statSync(join(root, childRel));
     } catch {
       continue; // a dangling symlink: the corpus reader rejects it, there is nothing to hash
     }
@@ -115,7 +131,7 @@ async function walk(
       if (ancestors.has(key)) continue;
       await walk(root, childRel, new Set([...ancestors, key]), include, out);
     } else if (info.isFile() && include(name)) {
-      out.push(childRel);
+      out.push({ rel: childRel, size: info.size });
     }
   }
 }

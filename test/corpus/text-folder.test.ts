@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PIECE_ENTRIES } from '../../src/corpus/entries.js';
 import { CorpusStats } from '../../src/corpus/index.js';
-import { SYNC_READ_BYTES } from '../../src/corpus/text-folder.js';
 import { UsageError } from '../../src/errors.js';
+import { SYNC_READ_BYTES } from '../../src/files/sync-read.js';
 import { bytes, put, readAll, readBrief, tempFolder } from './helpers.js';
 
 const root = await tempFolder();

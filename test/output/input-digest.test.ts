@@ -16,6 +16,7 @@ import { IdRegistry } from '../../src/corpus/ids.js';
 import { readTextFolder } from '../../src/corpus/text-folder.js';
 import type { CorpusEntry } from '../../src/domain.js';
 import { isTextFileName } from '../../src/files/file-kinds.js';
+import { SYNC_READ_BYTES } from '../../src/files/sync-read.js';
 import type { RecordTotals } from '../../src/observability/ledger.js';
 import { digestInput } from '../../src/output/input-digest.js';
 import { readManifest, writeManifest } from '../../src/output/manifest.js';
@@ -190,5 +191,24 @@ describe('the input digest of a text folder with an unreadable file', () => {
       return skipOutsideCi(context, 'root lists a chmod 000 folder, and setpriv is missing');
     expect(closed).toMatchObject({ files: 1, sha256: sha(`${sha('alpha\n')}  a.txt\n`) });
     expect(closed.sha256).not.toBe(open.sha256);
+  });
+});
+
+describe('the input digest of a folder', () => {
+  it('hashes small files whole and large ones streamed, to the same sha256sum-style listing', async () => {
+    const dir = join(root, 'sizes');
+    await mkdir(join(dir, 'sub'), { recursive: true });
+    const large = `${'line of a large file, 😀\n'.repeat(Math.ceil(SYNC_READ_BYTES / 20))}`;
+    await writeFile(join(dir, 'large.txt'), large);
+    await writeFile(join(dir, 'sub', 'small.md'), 'small\r\n');
+    await writeFile(join(dir, 'empty.txt'), '');
+    expect(Buffer.byteLength(large)).toBeGreaterThan(SYNC_READ_BYTES);
+    expect(await digestInput(dir, { include: isTextFileName })).toEqual({
+      path: dir,
+      kind: 'folder',
+      bytes: Buffer.byteLength(large) + 'small\r\n'.length,
+      files: 3,
+      sha256: sha(`${sha('')}  empty.txt\n${sha(large)}  large.txt\n${sha('small\r\n')}  sub/small.md\n`),
+    });
   });
 });
