@@ -20,6 +20,7 @@ import { stripBom } from '../files/bom.js';
 import { isTextFileName } from '../files/file-kinds.js';
 import { errorCode } from '../files/planned-media.js';
 import { SYNC_READ_BYTES } from '../files/sync-read.js';
+import { sortedByUtf8 } from '../files/utf8-order.js';
 import { PIECE_ENTRIES, Reason, reject, toEntry } from './entries.js';
 import type { IdRegistry } from './ids.js';
 import { type TextDecoding, UTF8 } from './utf8.js';
@@ -201,9 +202,7 @@ export async function walkFolder(
   }
 
   await visit(root, '');
-  const keyed = found.map((item) => ({ item, key: Buffer.from(item.rel, 'utf8') }));
-  keyed.sort((a, b) => Buffer.compare(a.key, b.key));
-  return keyed.map(({ item }) => item);
+  return sortedByUtf8(found, (item) => item.rel);
 }
 
 function specialKind(entry: Dirent): string {

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { OutputError } from '../errors.js';
 import { SYNC_READ_BYTES } from '../files/sync-read.js';
+import { sortedByUtf8 } from '../files/utf8-order.js';
 import { messageOf } from './fs-errors.js';
 import type { ManifestInput } from './manifest.js';
 
@@ -75,11 +76,11 @@ export async function digestInput(path: string, options: DigestOptions = {}): Pr
 
   const files: FoundFile[] = [];
   await walk(path, '', new Set([`${info.dev}:${info.ino}`]), options.include ?? (() => true), files);
-  files.sort((a, b) => compareUtf8(a.rel, b.rel));
+  const sorted = sortedByUtf8(files, (file) => file.rel);
   const listing = createHash('sha256');
   let bytes = 0;
   let hashed = 0;
-  for (const { rel, size } of files) {
+  for (const { rel, size } of sorted) {
     let file: { sha256: string; bytes: number };
     try {
       file = await hashFile(join(path, rel), size);
@@ -134,9 +135,4 @@ async function walk(
       out.push({ rel: childRel, size: info.size });
     }
   }
-}
-
-/** Orders like code points (UTF-8 byte order), not UTF-16 code units. */
-function compareUtf8(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }

@@ -202,13 +202,23 @@ describe('the input digest of a folder', () => {
     await writeFile(join(dir, 'large.txt'), large);
     await writeFile(join(dir, 'sub', 'small.md'), 'small\r\n');
     await writeFile(join(dir, 'empty.txt'), '');
+    // Sorted as UTF-8 bytes: U+E000 before U+1F600 (UTF-16 code units would put the emoji first).
+    await writeFile(join(dir, '\u{1F600}.txt'), 'emoji');
+    await writeFile(join(dir, '\uE000.txt'), 'private use');
     expect(Buffer.byteLength(large)).toBeGreaterThan(SYNC_READ_BYTES);
+    const listing = [
+      `${sha('')}  empty.txt`,
+      `${sha(large)}  large.txt`,
+      `${sha('small\r\n')}  sub/small.md`,
+      `${sha('private use')}  \uE000.txt`,
+      `${sha('emoji')}  \u{1F600}.txt`,
+    ];
     expect(await digestInput(dir, { include: isTextFileName })).toEqual({
       path: dir,
       kind: 'folder',
-      bytes: Buffer.byteLength(large) + 'small\r\n'.length,
-      files: 3,
-      sha256: sha(`${sha('')}  empty.txt\n${sha(large)}  large.txt\n${sha('small\r\n')}  sub/small.md\n`),
+      bytes: Buffer.byteLength(large) + 'small\r\n'.length + 'emoji'.length + 'private use'.length,
+      files: 5,
+      sha256: sha(`${listing.join('\n')}\n`),
     });
   });
 });
