@@ -6,7 +6,6 @@ import type { AudioRef, CorpusEntry, ImageRef } from '../domain.js';
 import type { IdRegistry } from './ids.js';
 import type { TextDecoding } from './utf8.js';
 
-/** Reject reasons. Short and stable: users grep _rejects.jsonl for them. */
 /**
  * Most entries a file reader hands on at once: readers yield lists, not an entry at a time (each
  * level of async iteration an entry passes was a measurable share of planning, docs/benchmarks.md,
@@ -51,6 +50,7 @@ function swallowedLines(from: number, to: number): string {
   return `lines ${from}-${to} read as one field (${rows} in this reject)`;
 }
 
+/** Reject reasons. Short and stable: users grep _rejects.jsonl for them. */
 export const Reason = {
   missingId: 'missing id',
   nullId: 'missing id (null)',
