@@ -128,12 +128,8 @@ async function* fastRead(options: CsvReadOptions): AsyncGenerator<CorpusEntry[],
       reported += n;
       options.onBytes(n);
     };
-    for await (const chunk of withoutBom(inputBytes(options.path, file, onBytes))) {
-      index.push(chunk);
-      if (index.retained > options.maxRecordBytes)
-        throw tooLarge(options, index.lineAt(index.skipDelimiters(from, delimiters())));
-      yield chunk;
-    }
+    const chunks = withoutBom(inputBytes(options.path, file, onBytes));
+    yield* indexed(chunks, index, options, () => index.lineAt(index.skipDelimiters(from, delimiters())));
   }
   pipeline(Readable.from(bytes(), { objectMode: false }), parser, () => {});
   let headerLine = 1;
@@ -226,11 +222,7 @@ async function* exactRead(options: CsvReadOptions, stop: FastReadStop): AsyncGen
       if (seen > stop.reported) options.onBytes(seen - Math.max(before, stop.reported));
     };
     const fileBytes = withoutBom(inputBytes(options.path, file, onBytes));
-    for await (const chunk of skipping(fileBytes, stop.headerEnd, stop.from)) {
-      index.push(chunk);
-      if (index.retained > options.maxRecordBytes) throw tooLarge(options, records.line);
-      yield chunk;
-    }
+    yield* indexed(skipping(fileBytes, stop.headerEnd, stop.from), index, options, () => records.line);
   }
   // Errors (read errors, UsageErrors thrown from the hooks) destroy the parser and surface in the
   // loop below; the callback only has to exist. A byte stream, not object mode, so that read-ahead
@@ -286,10 +278,25 @@ async function* skipping(
   }
 }
 
-function tooLarge(options: CsvReadOptions, line: number): UsageError {
-  return new UsageError(
-    `${options.file}: a CSV record from line ${line} on is larger than ${options.maxRecordBytes} bytes (an unclosed quote?)`,
-  );
+/**
+ * The parser's bytes, each chunk fed to the line index first; stops with a UsageError once the
+ * index holds more than a record may (an unclosed quote, usually), naming `line()`.
+ */
+async function* indexed(
+  chunks: AsyncIterable<Buffer>,
+  index: LineIndex,
+  options: CsvReadOptions,
+  line: () => number,
+): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) {
+    index.push(chunk);
+    if (index.retained > options.maxRecordBytes) {
+      throw new UsageError(
+        `${options.file}: a CSV record from line ${line()} on is larger than ${options.maxRecordBytes} bytes (an unclosed quote?)`,
+      );
+    }
+    yield chunk;
+  }
 }
 
 function noHeader(options: CsvReadOptions): UsageError {
