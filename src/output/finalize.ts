@@ -457,10 +457,16 @@ async function checkedByDigest(
     return undefined;
   }
   if (outdated.length > 0) {
-    const rewritten = await dropUnplannedBatches(writer, outdated, plannedSet);
-    for (const kept of outdated) digests.delete(kept.file);
-    for (const [file, digest] of rewritten) digests.set(file, digest);
-    files = plannedFiles(input.planned, await writer.batchFiles());
+    try {
+      const rewritten = await dropUnplannedBatches(writer, outdated, plannedSet);
+      for (const kept of outdated) digests.delete(kept.file);
+      for (const [file, digest] of rewritten) digests.set(file, digest);
+      files = plannedFiles(input.planned, await writer.batchFiles());
+    } catch (error) {
+      // Not left open for the garbage collector, nor as a temp file beside the version.
+      await documents.discard();
+      throw error;
+    }
     input.logger.info(
       { rewritten: outdated.length },
       'dropped the batches this plan no longer has from the files carried over',

@@ -3,6 +3,7 @@
  * finalize reading each part's footer once: its tally reads every part's batch record,
  * and the compaction's survey of the same parts gets those reads instead of opening the files again.
  */
+import { createHash } from 'node:crypto';
 import { link, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
@@ -313,7 +314,13 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
       plan,
       carried.format,
     );
-    return checkVersion({ ...input, current: carried.current }, new Map(), DIMS);
+    const checked = await checkVersion({ ...input, current: carried.current }, new Map(), DIMS);
+    // As finalize does next: the documents file goes in place, a line per document, its hash returned.
+    const sha256 = await checked.writeDocuments();
+    const documents = await readFile(join(input.writer.dir, DOCUMENTS_FILE));
+    expect(createHash('sha256').update(documents).digest('hex')).toBe(sha256);
+    expect(documents.toString('utf8').trimEnd().split('\n')).toHaveLength(checked.counted.documents);
+    return checked;
   }
 
   /** The (id, chunk_index) keys of a folder's data files, as DuckDB (Parquet) or Arrow JS (IPC files) reads them. */

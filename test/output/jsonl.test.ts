@@ -58,6 +58,17 @@ describe('JsonlFile', () => {
     expect((await readdir(dir)).filter((name) => name.includes('many'))).toEqual(['many.jsonl']);
   });
 
+  it('keeps a write failure for close, which names the file and leaves nothing behind', async () => {
+    const gone = join(dir, 'gone');
+    await mkdir(gone);
+    const file = new JsonlFile(join(gone, '_rejects.jsonl'));
+    await rm(gone, { recursive: true });
+    // The folder is gone before the first write: add does not throw, close does.
+    for (let i = 0; i < 5_000; i++) file.add({ file: 'big.csv', line: i + 2, reason: 'empty text' });
+    await expect(file.close()).rejects.toThrow(/cannot write .*gone\/_rejects\.jsonl: .*ENOENT/);
+    expect((await readdir(dir)).filter((name) => name.includes('gone'))).toEqual([]);
+  });
+
   it('refuses records after close', async () => {
     const file = new JsonlFile(join(dir, 'closed.jsonl'));
     await file.close();
