@@ -15,6 +15,8 @@
  * (the ledger's sums stay the gateway's). A failed request fails every member: each is left for a
  * re-run, as a batch is.
  */
+
+import { concatenated } from '../concatenated.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { Batch, Chunk, ChunkFailure, EmbeddedBatch } from '../domain.js';
 import { BatchFailedError, type GatewayEmbedder } from './gateway-embedder.js';
@@ -102,7 +104,7 @@ export class SendPool {
     if (this.#open === group) this.#open = undefined;
     clearTimeout(group.timer);
     const [host] = group.members;
-    const chunks = group.members.flatMap((member) => member.chunks);
+    const chunks = concatenated(group.members, (member) => member.chunks);
     this.#embedder.embedBatch({ ...host!.batch, chunks }, group.signal).then(
       (answer) => {
         const shares = splitAnswer(answer, group.members);

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { concatenated } from '../concatenated.js';
 import type { EmbeddedBatch } from '../domain.js';
 import { OutputError } from '../errors.js';
 import { removeStaleTempFiles } from './atomic.js';
@@ -264,8 +265,8 @@ export class DatasetWriter {
     const merged: EmbeddedBatch = {
       ...first.batch,
       batchId: first.batchId,
-      chunks: entries.flatMap((e) => e.batch.chunks),
-      vectors: entries.flatMap((e) => e.batch.vectors),
+      chunks: concatenated(entries, (e) => e.batch.chunks),
+      vectors: concatenated(entries, (e) => e.batch.vectors),
       failures: [],
     };
     return {

@@ -4,6 +4,8 @@
  * carries each batch's record, and only then counted in the ledger and offered for reuse. The
  * calibration that planned later documents is persisted before any part that depends on it.
  */
+
+import { concatenated } from '../concatenated.js';
 import type { Batch, Chunk, EmbeddedBatch } from '../domain.js';
 import type { Ledger } from '../observability/ledger.js';
 import { batchRecordMetadata, batchRecordOf, withoutStaleRows } from './batch-record.js';
@@ -101,7 +103,7 @@ export class DurableCommit {
         extra: batchRecordMetadata(records[i]!),
       })),
     );
-    const chunks = rows.flatMap(({ embedded }) => embedded.chunks);
+    const chunks = concatenated(rows, ({ embedded }) => embedded.chunks);
     const dims = rows.find(({ embedded }) => embedded.vectors.length > 0)?.embedded.vectors[0]?.length;
     const keys = Float64Array.from(chunks, (c) => hashKey(c.hash));
     // (A group without a vector declares no dims of its own: finalize reads that file.)
@@ -113,7 +115,7 @@ export class DurableCommit {
     await reuse.committed(
       written.file,
       chunks.map((c) => c.hash),
-      rows.flatMap(({ embedded }) => embedded.vectors),
+      concatenated(rows, ({ embedded }) => embedded.vectors),
       keys,
     );
     await spill.committed(rows.map(({ batch }) => batch.batchId));

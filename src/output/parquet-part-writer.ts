@@ -10,6 +10,7 @@
  * parquet-wasm whole, as zstd and lz4 parts do.
  */
 import { Table, tableToIPC } from 'apache-arrow';
+import { concatenated } from '../concatenated.js';
 import { TOOL } from '../version.js';
 import type { ChunkCodec } from './parquet-flat-column.js';
 import {
@@ -117,7 +118,7 @@ export function writeParquetPart(
   tail.set(footer, 0);
   tail.writeUInt32LE(footer.length, footer.length);
   tail.set(MAGIC, footer.length + 4);
-  return [MAGIC, ...chunks.flatMap((chunk) => chunk.pieces), tail];
+  return [MAGIC, ...concatenated(chunks, (chunk) => chunk.pieces), tail];
 }
 
 /**

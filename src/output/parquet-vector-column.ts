@@ -10,6 +10,8 @@
  * is stored uncompressed whatever the other columns' codec; zstd and lz4 do a little, and a part
  * with either goes through parquet-wasm whole (parquet.ts).
  */
+
+import { concatenated } from '../concatenated.js';
 import {
   CONVERTED_LIST,
   type ColumnChunkBytes,
@@ -55,7 +57,7 @@ export function vectorColumnChunk(column: VectorColumn): ColumnChunkBytes {
     pages: pages.length,
     compressedBytes: bytes,
     uncompressedBytes: bytes,
-    pieces: pages.flatMap((page) => [pageHead(page), ...cursor.take(page.rows)]),
+    pieces: concatenated(pages, (page) => [pageHead(page), ...cursor.take(page.rows)]),
   };
 }
 
