@@ -153,7 +153,7 @@ function describeToSend(s: RunSummary, out: string): string {
       ? `  ${send.repeated} chunks repeat the text of an earlier one: each text is sent once\n`
       : '';
   if (send.held === 0)
-    return `${repeated}  a run would send ${send.chunks} chunks in about ${send.batches} requests, about ${send.tokens} tokens; estimated cost $${send.cost.toFixed(6)}\n`;
+    return `${repeated}  a run would send ${send.chunks} chunks in about ${send.requests} requests, about ${send.tokens} tokens; estimated cost $${send.cost.toFixed(6)}\n`;
   if (send.chunks === 0) {
     if ((s.transcription?.estimate?.files ?? 0) > 0)
       return `${repeated}  ${out} already holds every chunk planned: a run would embed only the new transcripts\n`;
@@ -161,7 +161,7 @@ function describeToSend(s: RunSummary, out: string): string {
   }
   return (
     `${repeated}  ${out} already holds ${send.held} of ${s.chunks} chunks: a re-run would send ` +
-    `${send.chunks} chunks in about ${send.batches} requests, about ${send.tokens} tokens; estimated cost $${send.cost.toFixed(6)}\n`
+    `${send.chunks} chunks in about ${send.requests} requests, about ${send.tokens} tokens; estimated cost $${send.cost.toFixed(6)}\n`
   );
 }
 

@@ -57,6 +57,63 @@ interface Group {
   timer?: NodeJS.Timeout;
 }
 
+/** Whether a batch of `planned` chunks with `chunks` left to send after reuse shares a request (see SendPool.shares). */
+export function sharesRequest(planned: number, chunks: readonly Chunk[], maxInputs: number): boolean {
+  return (
+    chunks.length < planned &&
+    chunks.length * 2 <= maxInputs &&
+    chunks.every((chunk) => chunk.image === undefined)
+  );
+}
+
+/** Whether a group's request would go over a cap with `inputs` more inputs of `tokens` tokens. */
+function overflows(
+  group: { readonly inputs: number; readonly tokens: number },
+  inputs: number,
+  tokens: number,
+  limits: Pick<SendPoolLimits, 'maxInputs' | 'maxTokens'>,
+): boolean {
+  return group.inputs + inputs > limits.maxInputs || group.tokens + tokens > limits.maxTokens;
+}
+
+/**
+ * The requests a run would make of the batches a dry run counts, in plan order: a batch sent whole
+ * is a request; the few texts of batches that share go in groups filled as SendPool fills them.
+ * No group is sent early by its wait (batches are assumed to come together): an estimate, which a
+ * slow corpus or gateway can exceed.
+ */
+export class RequestEstimate {
+  readonly #limits: Pick<SendPoolLimits, 'maxInputs' | 'maxTokens'>;
+  #whole = 0;
+  #closed = 0;
+  #open = { inputs: 0, tokens: 0 };
+
+  constructor(limits: Pick<SendPoolLimits, 'maxInputs' | 'maxTokens'>) {
+    this.#limits = limits;
+  }
+
+  /** A batch of `planned` chunks that sends `chunks`. */
+  add(planned: number, chunks: readonly Chunk[]): void {
+    if (chunks.length === 0) return;
+    if (!sharesRequest(planned, chunks, this.#limits.maxInputs)) {
+      this.#whole += 1;
+      return;
+    }
+    const tokens = chunks.reduce((sum, chunk) => sum + chunk.tokens, 0);
+    // (A group the pool sends the moment it is full counts the same: the next texts overflow it.)
+    if (this.#open.inputs > 0 && overflows(this.#open, chunks.length, tokens, this.#limits)) {
+      this.#closed += 1;
+      this.#open = { inputs: 0, tokens: 0 };
+    }
+    this.#open.inputs += chunks.length;
+    this.#open.tokens += tokens;
+  }
+
+  get requests(): number {
+    return this.#whole + this.#closed + (this.#open.inputs > 0 ? 1 : 0);
+  }
+}
+
 export class SendPool {
   readonly #embedder: Pick<GatewayEmbedder, 'embedBatch'>;
   readonly #limits: SendPoolLimits;
@@ -72,22 +129,14 @@ export class SendPool {
    * a request's inputs are either strings or multimodal blocks, and images have their own byte cap.
    */
   shares(batch: Batch, chunks: readonly Chunk[]): boolean {
-    return (
-      chunks.length < batch.chunks.length &&
-      chunks.length * 2 <= this.#limits.maxInputs &&
-      chunks.every((chunk) => chunk.image === undefined)
-    );
+    return sharesRequest(batch.chunks.length, chunks, this.#limits.maxInputs);
   }
 
   /** Sends `chunks` of `batch`, with other batches' if they come soon; resolves with `batch`'s share. */
   send(batch: Batch, chunks: readonly Chunk[], signal: AbortSignal): Promise<EmbeddedBatch> {
     const tokens = chunks.reduce((sum, chunk) => sum + chunk.tokens, 0);
     const open = this.#open;
-    if (
-      open &&
-      (open.inputs + chunks.length > this.#limits.maxInputs || open.tokens + tokens > this.#limits.maxTokens)
-    )
-      this.#flush(open);
+    if (open && overflows(open, chunks.length, tokens, this.#limits)) this.#flush(open);
     this.#open ??= { members: [], inputs: 0, tokens: 0, signal };
     const group = this.#open;
     const share = new Promise<EmbeddedBatch>((resolve, reject) => {

@@ -97,7 +97,10 @@ export interface RunSummary {
 }
 
 export interface WorkToSend {
+  /** Planned batches with a chunk to send. */
   readonly batches: number;
+  /** The requests those make (batches with a few texts left share one: embedding/send-pool.ts), estimated. */
+  readonly requests: number;
   readonly chunks: number;
   /** Chunks whose vectors the dataset already holds (same model and text): not sent. */
   readonly held: number;

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import type { CalibrationState } from '../chunking/index.js';
 import { RunSizing } from '../chunking/run-sizing.js';
 import type { RunSettings } from '../config/settings.js';
-import type { Reject } from '../domain.js';
+import type { Chunk, Reject } from '../domain.js';
+import { RequestEstimate } from '../embedding/send-pool.js';
 import type { RunStats } from '../observability/stats.js';
 import type { WorkToSend } from '../observability/summary.js';
 import { hashKey } from '../output/hash-key.js';
@@ -47,7 +48,11 @@ export async function countWorkToSend(input: CountInput): Promise<{ toSend: Work
   // run's peak grow with the corpus (docs/benchmarks.md, "Memory"). Two texts sharing a 52-bit key (odds
   // ~n²/2^53) would count as one repeated text: an estimate off by one chunk.
   const seen = new SpillingNumberTable(tmpdir());
-  const toSend = { batches: 0, chunks: 0, tokens: 0, cost: 0, held: 0, repeated: 0 };
+  const toSend = { batches: 0, requests: 0, chunks: 0, tokens: 0, cost: 0, held: 0, repeated: 0 };
+  const requests = new RequestEstimate({
+    maxInputs: settings.maxInputs,
+    maxTokens: settings.maxTokensPerRequest,
+  });
   const batches = plannedBatches(
     settings,
     plan,
@@ -60,7 +65,7 @@ export async function countWorkToSend(input: CountInput): Promise<{ toSend: Work
     for await (const batch of batches) {
       stats.ledger.plan(batch.batchId);
       if (committed.has(batch.batchId)) stats.ledger.carry(undefined);
-      let sent = 0;
+      const sent: Chunk[] = [];
       for (const chunk of batch.chunks) {
         const key = hashKey(chunk.hash);
         if (seen.has(key)) {
@@ -72,19 +77,21 @@ export async function countWorkToSend(input: CountInput): Promise<{ toSend: Work
           continue;
         }
         seen.add(key, 0);
-        sent += 1;
+        sent.push(chunk);
         toSend.tokens += chunk.tokens;
       }
       sizing.release(batch.chunks);
-      if (sent === 0) continue;
+      if (sent.length === 0) continue;
       toSend.batches += 1;
-      toSend.chunks += sent;
+      toSend.chunks += sent.length;
+      requests.add(batch.chunks.length, sent);
     }
   } finally {
     for (const index of indexes) index.close();
     seen.close();
   }
   stats.planningDone = true;
+  toSend.requests = requests.requests;
   toSend.cost = toSend.tokens * (plan.model.pricing?.promptPerToken ?? 0);
   return { toSend, sizing };
 }

@@ -142,6 +142,8 @@ describe('nightly incremental runs against an independent server', () => {
     // batches with a few texts left after reuse share requests. Its retries aside: the server's
     // faults go by its call count, which night 1's calibration probes move.
     expect(s2.requests - s2.retries).toBe(1);
+    // The dry run said so: 13 batches with texts to send, in one request.
+    expect(plannedToSend).toMatchObject({ batches: 13, requests: 1 });
     const chunks2 = (await manifestOf(out)).dataset.chunks;
     expect(chunks2.sent).toBe(sent2.length);
     expect(chunks2.sent + chunks2.reused + chunks2.deduplicated).toBe(rows2.length);

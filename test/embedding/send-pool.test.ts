@@ -1,10 +1,11 @@
 /**
- * The split of a shared request's answer back to the batches that shared it (embedding/send-pool.ts).
+ * The split of a shared request's answer back to the batches that shared it, and a dry run's
+ * estimate of the requests the pool makes (embedding/send-pool.ts).
  */
 import { describe, expect, it } from 'vitest';
-import type { Chunk, EmbeddedBatch } from '../../src/domain.js';
-import { splitAnswer } from '../../src/embedding/send-pool.js';
-import { batchOf, textChunk } from '../helpers/chunks.js';
+import type { Batch, Chunk, EmbeddedBatch } from '../../src/domain.js';
+import { RequestEstimate, SendPool, sharesRequest, splitAnswer } from '../../src/embedding/send-pool.js';
+import { batchOf, embeddedBatch, textChunk } from '../helpers/chunks.js';
 
 const chunk = (documentId: string, index: number, tokens: number): Chunk =>
   textChunk(documentId, index, `${documentId}#${index}`, tokens, `h-${documentId}-${index}`);
@@ -49,5 +50,85 @@ describe('splitAnswer', () => {
     expect(usages[2]!.cost).toBeCloseTo(0.18, 12);
     expect(usages.map((u) => u.requests)).toEqual([2, 0, 0]);
     expect(usages.map((u) => u.retries)).toEqual([1, 0, 0]);
+  });
+});
+
+describe('RequestEstimate', () => {
+  const limits = { maxInputs: 16, maxTokens: 100 };
+
+  /** A batch of `planned` chunks of which the first `left` are sent, each of `tokens` tokens. */
+  function planned(id: string, planned: number, left: number, tokens: number) {
+    const chunks = Array.from({ length: planned }, (_, i) => chunk(id, i, tokens));
+    return { batch: batchOf(id, 'm', chunks), left: chunks.slice(0, left) };
+  }
+
+  /** The requests a real SendPool (and the batches sent whole) makes when every batch comes at once. */
+  async function poolRequests(batches: { batch: Batch; left: Chunk[] }[]): Promise<number> {
+    let requests = 0;
+    const embedder = {
+      embedBatch: async (sent: Batch): Promise<EmbeddedBatch> => {
+        requests += 1;
+        return embeddedBatch(
+          sent.batchId,
+          'm',
+          sent.chunks,
+          sent.chunks.map(() => Float32Array.of(1)),
+        );
+      },
+    };
+    const pool = new SendPool(embedder, { ...limits, waitMs: 5 });
+    const signal = new AbortController().signal;
+    const shared: Promise<unknown>[] = [];
+    for (const { batch, left } of batches) {
+      if (left.length === 0) continue;
+      if (pool.shares(batch, left)) shared.push(pool.send(batch, left, signal));
+      else requests += 1;
+    }
+    await Promise.all(shared);
+    return requests;
+  }
+
+  function estimate(batches: { batch: Batch; left: Chunk[] }[]): number {
+    const requests = new RequestEstimate(limits);
+    for (const { batch, left } of batches) requests.add(batch.chunks.length, left);
+    return requests.requests;
+  }
+
+  it('counts a batch sent whole as a request, and packs the few texts of others as the pool does', async () => {
+    const cases = [
+      // Nothing held: every batch its own request.
+      [planned('a', 16, 16, 5), planned('b', 10, 10, 5)],
+      // Nightly: a few texts left in each batch, by inputs (3 × 5 = 15 ≤ 16, then a new group).
+      [planned('a', 16, 5, 1), planned('b', 16, 5, 1), planned('c', 16, 5, 1), planned('d', 16, 5, 1)],
+      // By tokens: 40 + 40 fit in 100, the third does not.
+      [planned('a', 16, 2, 20), planned('b', 16, 2, 20), planned('c', 16, 2, 20)],
+      // More than half the cap left: sent alone; nothing left: no request; a group full at 16 goes.
+      [planned('a', 16, 9, 1), planned('b', 16, 0, 1), planned('c', 16, 8, 1), planned('d', 16, 8, 1)],
+      [planned('a', 16, 8, 1), planned('b', 16, 16, 1), planned('c', 16, 1, 1)],
+    ];
+    for (const batches of cases) expect(estimate(batches)).toBe(await poolRequests(batches));
+    expect(cases.map(estimate)).toEqual([2, 2, 2, 2, 2]);
+  });
+
+  it('agrees with the pool on random mixes of whole and partly held batches', async () => {
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let round = 0; round < 25; round++) {
+      const batches = Array.from({ length: 1 + random(30) }, (_, i) => {
+        const size = 1 + random(16);
+        return planned(`r${round}-${i}`, size, random(size + 1), 1 + random(30));
+      });
+      expect(estimate(batches)).toBe(await poolRequests(batches));
+    }
+  });
+
+  it('never shares a batch of images or one left whole', () => {
+    const image = { ...chunk('i', 0, 1), image: { sha256: 'x', mediaType: 'image/png' } } as Chunk;
+    expect(sharesRequest(4, [image], 16)).toBe(false);
+    expect(sharesRequest(2, [chunk('a', 0, 1), chunk('a', 1, 1)], 16)).toBe(false);
+    expect(sharesRequest(3, [chunk('a', 0, 1)], 16)).toBe(true);
   });
 });
