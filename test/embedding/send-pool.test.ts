@@ -126,7 +126,10 @@ describe('RequestEstimate', () => {
   });
 
   it('never shares a batch of images or one left whole', () => {
-    const image = { ...chunk('i', 0, 1), image: { sha256: 'x', mediaType: 'image/png' } } as Chunk;
+    const image: Chunk = {
+      ...chunk('i', 0, 1),
+      image: { kind: 'url', source: 'x', url: 'https://x/i.png', urlBytes: 15 },
+    };
     expect(sharesRequest(4, [image], 16)).toBe(false);
     expect(sharesRequest(2, [chunk('a', 0, 1), chunk('a', 1, 1)], 16)).toBe(false);
     expect(sharesRequest(3, [chunk('a', 0, 1)], 16)).toBe(true);
