@@ -442,44 +442,40 @@ async function checkedByDigest(
   // `_documents.jsonl` is written in the pass that digests the plan (or from the lines written as
   // it was made, when it was digested then), and kept only if it matches.
   const documents = await DocumentsFile.create(writer.dir);
-  let plan: ReturnType<typeof planDigest>;
+  // Kept only for a version that passes (the caller then writes it); on every other way out, a
+  // mismatch or a throw, discarded: not left open for the garbage collector, nor beside the version.
+  let passed = false;
   try {
     const asPlanned = failed.size === 0 && replanned.size === 0 ? expected.asPlanned?.() : undefined;
     if (asPlanned?.digest.equals(rows)) asPlanned.lines((bytes) => documents.addLines(bytes));
-    plan = asPlanned ?? planDigest(expected, failed, (id, digest) => documents.add(id, digest), replanned);
-  } catch (error) {
-    await documents.discard();
-    throw error;
-  }
-  if (!plan?.digest.equals(rows)) {
-    await documents.discard();
-    if (plan) input.logger.info("the files' rows do not digest to the plan's: checking them row by row");
-    return undefined;
-  }
-  if (outdated.length > 0) {
-    try {
+    const plan =
+      asPlanned ?? planDigest(expected, failed, (id, digest) => documents.add(id, digest), replanned);
+    if (!plan?.digest.equals(rows)) {
+      if (plan) input.logger.info("the files' rows do not digest to the plan's: checking them row by row");
+      return undefined;
+    }
+    if (outdated.length > 0) {
       const rewritten = await dropUnplannedBatches(writer, outdated, plannedSet);
       for (const kept of outdated) digests.delete(kept.file);
       for (const [file, digest] of rewritten) digests.set(file, digest);
       files = plannedFiles(input.planned, await writer.batchFiles());
-    } catch (error) {
-      // Not left open for the garbage collector, nor as a temp file beside the version.
-      await documents.discard();
-      throw error;
+      input.logger.info(
+        { rewritten: outdated.length },
+        'dropped the batches this plan no longer has from the files carried over',
+      );
     }
-    input.logger.info(
-      { rewritten: outdated.length },
-      'dropped the batches this plan no longer has from the files carried over',
-    );
+    const fileRows = new Map(files.map((file) => [file, digests.get(file)!.rows]));
+    passed = true;
+    return {
+      byDigest: true,
+      files,
+      counted: { fileRows, rows: rows.rows, documents: plan.documents },
+      digests,
+      writeDocuments: () => documents.finish(),
+    };
+  } finally {
+    if (!passed) await documents.discard();
   }
-  const fileRows = new Map(files.map((file) => [file, digests.get(file)!.rows]));
-  return {
-    byDigest: true,
-    files,
-    counted: { fileRows, rows: rows.rows, documents: plan.documents },
-    digests,
-    writeDocuments: () => documents.finish(),
-  };
 }
 
 /**
