@@ -15,7 +15,6 @@
  * (the ledger's sums stay the gateway's). A failed request fails every member: each is left for a
  * re-run, as a batch is.
  */
-
 import { concatenated } from '../concatenated.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { Batch, Chunk, ChunkFailure, EmbeddedBatch } from '../domain.js';
@@ -84,8 +83,8 @@ function overflows(
  */
 export class RequestEstimate {
   readonly #limits: Pick<SendPoolLimits, 'maxInputs' | 'maxTokens'>;
-  #whole = 0;
-  #closed = 0;
+  /** Requests that are complete: batches sent whole, and groups the next texts overflowed. */
+  #sent = 0;
   #open = { inputs: 0, tokens: 0 };
 
   constructor(limits: Pick<SendPoolLimits, 'maxInputs' | 'maxTokens'>) {
@@ -96,13 +95,13 @@ export class RequestEstimate {
   add(planned: number, chunks: readonly Chunk[]): void {
     if (chunks.length === 0) return;
     if (!sharesRequest(planned, chunks, this.#limits.maxInputs)) {
-      this.#whole += 1;
+      this.#sent += 1;
       return;
     }
     const tokens = chunks.reduce((sum, chunk) => sum + chunk.tokens, 0);
     // (A group the pool sends the moment it is full counts the same: the next texts overflow it.)
     if (this.#open.inputs > 0 && overflows(this.#open, chunks.length, tokens, this.#limits)) {
-      this.#closed += 1;
+      this.#sent += 1;
       this.#open = { inputs: 0, tokens: 0 };
     }
     this.#open.inputs += chunks.length;
@@ -110,7 +109,7 @@ export class RequestEstimate {
   }
 
   get requests(): number {
-    return this.#whole + this.#closed + (this.#open.inputs > 0 ? 1 : 0);
+    return this.#sent + (this.#open.inputs > 0 ? 1 : 0);
   }
 }
 

@@ -4,7 +4,6 @@
  * carries each batch's record, and only then counted in the ledger and offered for reuse. The
  * calibration that planned later documents is persisted before any part that depends on it.
  */
-
 import { concatenated } from '../concatenated.js';
 import type { Batch, Chunk, EmbeddedBatch } from '../domain.js';
 import type { Ledger } from '../observability/ledger.js';

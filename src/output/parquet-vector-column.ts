@@ -10,7 +10,6 @@
  * is stored uncompressed whatever the other columns' codec; zstd and lz4 do a little, and a part
  * with either goes through parquet-wasm whole (parquet.ts).
  */
-
 import { concatenated } from '../concatenated.js';
 import {
   CONVERTED_LIST,
