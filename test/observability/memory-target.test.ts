@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
 import { holdMemoryTarget, MemoryTarget } from '../../src/observability/memory-target.js';
@@ -5,11 +7,14 @@ import { holdMemoryTarget, MemoryTarget } from '../../src/observability/memory-t
 /**
  * A target of 100 bytes over a fake clock, a fake resident size and a fake heap. A collection takes
  * `collectMs` of the clock and frees `frees` bytes of the heap, allocated again before the next
- * check; the resident size does not move (the allocator keeps the pages).
+ * check; the resident size does not move (the allocator keeps the pages). `growing`: the heap
+ * growing factors set, in order.
  */
 function fake(rssBytes: number, { collectMs = 10, frees = 5 } = {}) {
-  const state = { now: 0, rss: rssBytes, heap: 50, collected: 0, frees };
+  const state = { now: 0, rss: rssBytes, heap: 50, collected: 0, frees, growing: [] as number[] };
   const target = new MemoryTarget({
+    heapGrowingPercent: 30,
+    setHeapGrowing: (percent) => state.growing.push(percent),
     targetBytes: 100,
     minGapMs: 1_000,
     maxGapMs: 64_000,
@@ -79,11 +84,64 @@ describe('the memory target', () => {
     expect(target.check()).toBe(true);
   });
 
+  it("holds V8's heap growing factor past the target, and gives it back below it and when stopped", async () => {
+    const { state, target } = fake(50);
+    await collectionTimes(state, target, 1_000);
+    expect(state.growing).toEqual([]);
+    state.rss = 1_000;
+    await collectionTimes(state, target, 3_000);
+    // Set once, not at every check.
+    expect(state.growing).toEqual([30]);
+    state.rss = 50;
+    expect(target.check()).toBe(false);
+    expect(state.growing).toEqual([30, 0]);
+    target.stop();
+    expect(state.growing).toEqual([30, 0]);
+    state.rss = 1_000;
+    target.check();
+    target.stop();
+    expect(state.growing).toEqual([30, 0, 30, 0]);
+  });
+
+  it('holds the factor between its own collections too', () => {
+    const { state, target } = fake(1_000);
+    expect(target.check()).toBe(true);
+    state.now = 500;
+    expect(target.check()).toBe(false);
+    state.rss = 50;
+    state.now = 600;
+    target.check();
+    // Back under the target before the next collection was due: V8's own factor at once.
+    expect(state.growing).toEqual([30, 0]);
+  });
+
+  it('a growing percent of 0 leaves the factor to V8', () => {
+    const growing: number[] = [];
+    const target = new MemoryTarget({
+      targetBytes: 100,
+      heapGrowingPercent: 0,
+      setHeapGrowing: (percent) => growing.push(percent),
+      rss: () => 1_000,
+      collect: () => {},
+    });
+    target.check();
+    target.stop();
+    expect(growing).toEqual([]);
+  });
+
+  it('V8 honours the factor set at run time: the heap of a process past the target stays far lower', async () => {
+    // The built module in a process of its own (the factor is process-wide): ~30 MB kept, and
+    // garbage that lives long enough to reach the old generation, with and without a target.
+    const [free, held] = await Promise.all([peakHeapMb('free'), peakHeapMb('held')]);
+    expect(held).toBeLessThan(free * 0.7);
+  });
+
   it("collects with V8's own full collection, exposed at run time", () => {
     // The real collector and resident size: any process is past a 1-byte target.
     const target = new MemoryTarget({ targetBytes: 1 });
     expect(target.check()).toBe(true);
     expect(target.report().collections).toBe(1);
+    target.stop();
   });
 
   it('held by a timer: checks every 100 ms and says what it cost when it stops', () => {
@@ -116,3 +174,29 @@ describe('the memory target', () => {
     expect(held.stop()).toEqual({ collections: 0, collectingMs: 0 });
   });
 });
+
+const execFileAsync = promisify(execFile);
+
+const HEAP_CHILD = `
+const { MemoryTarget } = await import(process.env.MEMORY_TARGET_MODULE);
+const kept = Array.from({ length: 150_000 }, (_, i) => ({ i, text: ('kept ' + i).padEnd(48, '.') }));
+const target = process.argv[1] === 'held' ? new MemoryTarget({ targetBytes: 1, collect: () => {} }) : undefined;
+target?.check();
+const ring = new Array(32);
+let peak = 0;
+for (let round = 0; round < 300; round++) {
+  ring[round % ring.length] = Array.from({ length: 4_000 }, (_, i) => ({ round, i, text: ('dropped ' + i).padEnd(48, '.') }));
+  peak = Math.max(peak, process.memoryUsage().heapTotal);
+}
+target?.stop();
+process.stdout.write(String(peak / 2 ** 20 + kept.length * 0));
+`;
+
+/** The peak heap (MB) of a child that churns garbage, `held` past a 1-byte target, or `free` of one. */
+async function peakHeapMb(mode: 'free' | 'held'): Promise<number> {
+  const module = new URL('../../dist/observability/memory-target.js', import.meta.url).href;
+  const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', HEAP_CHILD, mode], {
+    env: { ...process.env, MEMORY_TARGET_MODULE: module },
+  });
+  return Number(stdout);
+}
