@@ -65,6 +65,13 @@ export function sharesRequest(planned: number, chunks: readonly Chunk[], maxInpu
   );
 }
 
+/** The chunks' summed token estimates: what a group counts against the token cap. */
+function estimatedTokens(chunks: readonly Chunk[]): number {
+  let sum = 0;
+  for (const chunk of chunks) sum += chunk.tokens;
+  return sum;
+}
+
 /** Whether a group's request would go over a cap with `inputs` more inputs of `tokens` tokens. */
 function overflows(
   group: { readonly inputs: number; readonly tokens: number },
@@ -98,7 +105,7 @@ export class RequestEstimate {
       this.#sent += 1;
       return;
     }
-    const tokens = chunks.reduce((sum, chunk) => sum + chunk.tokens, 0);
+    const tokens = estimatedTokens(chunks);
     // (A group the pool sends the moment it is full counts the same: the next texts overflow it.)
     if (this.#open.inputs > 0 && overflows(this.#open, chunks.length, tokens, this.#limits)) {
       this.#sent += 1;
@@ -133,7 +140,7 @@ export class SendPool {
 
   /** Sends `chunks` of `batch`, with other batches' if they come soon; resolves with `batch`'s share. */
   send(batch: Batch, chunks: readonly Chunk[], signal: AbortSignal): Promise<EmbeddedBatch> {
-    const tokens = chunks.reduce((sum, chunk) => sum + chunk.tokens, 0);
+    const tokens = estimatedTokens(chunks);
     const open = this.#open;
     if (open && overflows(open, chunks.length, tokens, this.#limits)) this.#flush(open);
     this.#open ??= { members: [], inputs: 0, tokens: 0, signal };
@@ -214,7 +221,7 @@ function splitUsage(
   usage: EmbeddedBatch['usage'],
   members: readonly Pick<Member, 'chunks'>[],
 ): EmbeddedBatch['usage'][] {
-  const estimates = members.map((member) => member.chunks.reduce((sum, chunk) => sum + chunk.tokens, 0));
+  const estimates = members.map((member) => estimatedTokens(member.chunks));
   const total = estimates.reduce((sum, tokens) => sum + tokens, 0);
   const guests = estimates.slice(1).map((tokens) => {
     const part = total > 0 ? tokens / total : 0;
