@@ -39,7 +39,10 @@ export class LineSplitter {
     this.#maxLineBytes = maxLineBytes;
   }
 
-  /** The lines completed by `chunk`; the rest is kept for the next chunk. Consume before the next push. */
+  /**
+   * The lines completed by `chunk`; the rest is copied and kept for the next chunk. Consume the
+   * lines before the next push: a line may be a view of `chunk`.
+   */
   push(chunk: Buffer): Generator<RawLine> {
     // Undecoded, every line is a RawLine.
     return this.#split(chunk, false) as Generator<RawLine>;
@@ -77,7 +80,8 @@ export class LineSplitter {
       }
       start = lf + 1;
     }
-    this.#append(chunk.subarray(start));
+    // The chunk's buffer may be read into again (reusedInputBytes): what is carried is copied.
+    this.#append(chunk.subarray(start), true);
   }
 
   /** The last line, if the stream did not end with a line break. */
@@ -85,7 +89,7 @@ export class LineSplitter {
     if (this.#size > 0 || this.#tooLong) yield this.#take();
   }
 
-  #append(piece: Buffer): void {
+  #append(piece: Buffer, copy = false): void {
     if (piece.length === 0) return;
     this.#size += piece.length;
     if (this.#tooLong) return;
@@ -94,7 +98,7 @@ export class LineSplitter {
       this.#parts = [];
       return;
     }
-    this.#parts.push(piece);
+    this.#parts.push(copy ? Buffer.from(piece) : piece);
   }
 
   #take(): RawLine {
