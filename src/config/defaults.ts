@@ -129,7 +129,8 @@ export const DEFAULTS = {
    * memory-target.ts): past it, a full garbage collection at once, at most once a second and in
    * at most 2% of the time, less often while collections free next to nothing (up to a minute
    * apart), and V8's heap let grow by 30% over what survived its last full collection instead of
-   * up to 4×. 256 MB: a 256 MB corpus's run peaks just under it (docs/benchmarks.md).
+   * up to 4×, until resident memory falls below 90% of the target. 256 MB: a 256 MB corpus's run
+   * peaks just under it (docs/benchmarks.md).
    */
   memoryTarget: {
     mb: 256,
@@ -138,6 +139,7 @@ export const DEFAULTS = {
     maxGapMs: 64_000,
     maxShare: 0.02,
     heapGrowingPercent: 30,
+    heapReleaseShare: 0.9,
   },
   /**
    * Committing embedded batches: several per file, written once their vectors reach `groupBytes`

@@ -14,7 +14,10 @@
  * collection (`--heap-growing-percent`), instead of the up to fourfold it allows itself: between two
  * of the target's collections a run that reads fast (a nightly that sends little) otherwise let
  * its heap swing by 100 MB (docs/benchmarks.md, a twenty-eighth session). V8 then collects more
- * often on its own, concurrently. Below the target, and once stopped, V8 chooses again.
+ * often on its own, concurrently. Well below the target (under 90% of it), and once stopped, V8
+ * chooses again: V8 sets its next limit at the end of each collection, when resident memory has
+ * just fallen, and a factor given back at the target itself was V8's own at many of those moments
+ * (the heap then swung as before: docs/benchmarks.md, a twenty-ninth session).
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -37,6 +40,8 @@ export interface MemoryTargetOptions {
   readonly collect?: () => void;
   /** How far past what survived its last full collection V8's heap may grow, in percent (0: V8 chooses). */
   readonly heapGrowingPercent?: number;
+  /** Share of the target under which V8's own factor is given back. */
+  readonly heapReleaseShare?: number;
   /** Sets V8's heap growing factor (0: V8's own). */
   readonly setHeapGrowing?: (percent: number) => void;
   readonly now?: () => number;
@@ -60,6 +65,7 @@ export class MemoryTarget {
   readonly #heap: () => number;
   readonly #collect: () => void;
   readonly #heapGrowingPercent: number;
+  readonly #heapReleaseBytes: number;
   readonly #setHeapGrowing: (percent: number) => void;
   readonly #now: () => number;
   /** Whether V8's heap growing factor is ours (set past the target). */
@@ -82,6 +88,8 @@ export class MemoryTarget {
     // Exposed on the first collection: a process that never passes the target changes nothing.
     this.#collect = options.collect ?? (() => fullCollection()());
     this.#heapGrowingPercent = options.heapGrowingPercent ?? DEFAULTS.memoryTarget.heapGrowingPercent;
+    this.#heapReleaseBytes =
+      this.#targetBytes * (options.heapReleaseShare ?? DEFAULTS.memoryTarget.heapReleaseShare);
     this.#setHeapGrowing = options.setHeapGrowing ?? setHeapGrowingPercent;
     this.#now = options.now ?? performance.now.bind(performance);
   }
@@ -89,8 +97,9 @@ export class MemoryTarget {
   /** Collects when past the target and the last collection is far enough behind; true when it did. */
   check(): boolean {
     const now = this.#now();
-    const past = this.#rss() > this.#targetBytes;
-    this.#holdHeap(past);
+    const rss = this.#rss();
+    const past = rss > this.#targetBytes;
+    this.#holdHeap(past || (this.#heapHeld && rss > this.#heapReleaseBytes));
     if (!past) {
       this.#gapMs = this.#minGapMs;
       return false;
@@ -117,9 +126,9 @@ export class MemoryTarget {
     this.#holdHeap(false);
   }
 
-  /** V8's heap growing factor: ours past the target, V8's own below it (set only when that changes). */
-  #holdHeap(past: boolean): void {
-    const hold = past && this.#heapGrowingPercent > 0;
+  /** V8's heap growing factor: ours when `held`, V8's own otherwise (set only when that changes). */
+  #holdHeap(held: boolean): void {
+    const hold = held && this.#heapGrowingPercent > 0;
     if (hold === this.#heapHeld) return;
     this.#heapHeld = hold;
     this.#setHeapGrowing(hold ? this.#heapGrowingPercent : 0);

@@ -14,6 +14,7 @@ function fake(rssBytes: number, { collectMs = 10, frees = 5 } = {}) {
   const state = { now: 0, rss: rssBytes, heap: 50, collected: 0, frees, growing: [] as number[] };
   const target = new MemoryTarget({
     heapGrowingPercent: 30,
+    heapReleaseShare: 0.9,
     setHeapGrowing: (percent) => state.growing.push(percent),
     targetBytes: 100,
     minGapMs: 1_000,
@@ -112,6 +113,25 @@ describe('the memory target', () => {
     state.now = 600;
     target.check();
     // Back under the target before the next collection was due: V8's own factor at once.
+    expect(state.growing).toEqual([30, 0]);
+  });
+
+  it('keeps the factor while resident memory is just under the target, gives it back under 90% of it', () => {
+    const { state, target } = fake(101);
+    target.check();
+    expect(state.growing).toEqual([30]);
+    // Just after a collection: V8 sets its next limit now, and must still use the factor.
+    for (const rss of [95, 91, 99, 101, 90.5]) {
+      state.rss = rss;
+      target.check();
+    }
+    expect(state.growing).toEqual([30]);
+    state.rss = 89;
+    target.check();
+    expect(state.growing).toEqual([30, 0]);
+    // Under the target and never past it since: nothing held.
+    state.rss = 95;
+    target.check();
     expect(state.growing).toEqual([30, 0]);
   });
 
