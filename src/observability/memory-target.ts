@@ -68,7 +68,7 @@ export class MemoryTarget {
   readonly #heapReleaseBytes: number;
   readonly #setHeapGrowing: (percent: number) => void;
   readonly #now: () => number;
-  /** Whether V8's heap growing factor is ours (set past the target). */
+  /** Whether V8's heap growing factor is ours (set past the target, kept until well under it). */
   #heapHeld = false;
   #collections = 0;
   #collectingMs = 0;
