@@ -30,28 +30,68 @@ export async function isGzipFile(path: string): Promise<boolean> {
   }
 }
 
-/**
- * The file's bytes (decompressed if gzip) in pieces of up to `readBytes`; `file` names it in errors.
- * Each piece is a buffer of its own, which the caller may keep.
- */
+/** How an input file is read. */
+export interface InputReadOptions {
+  /** Bytes per read (SMALL_READS by default). */
+  readonly readBytes?: number;
+  /**
+   * Read a plain file into two buffers in turn, the next read under way while the caller reads the
+   * last piece: a piece is then valid only until the next one is asked for. A fresh buffer for
+   * every read outlived the young generation's collections while its lines were parsed, and such
+   * buffers piled up until a full collection (docs/benchmarks.md, "a twenty-ninth session").
+   * Without it each piece is a buffer of its own, which the caller may keep.
+   */
+  readonly reuseBuffers?: boolean;
+}
+
+/** The file's bytes (decompressed if gzip) in pieces of up to `readBytes`; `file` names it in errors. */
 export async function* inputBytes(
   path: string,
   file: string,
   onBytes: (bytes: number) => void,
-  readBytes = SMALL_READS,
+  { readBytes = SMALL_READS, reuseBuffers = false }: InputReadOptions = {},
+): AsyncGenerator<Buffer> {
+  if (await isGzipFile(path)) yield* gunzipped(path, file, onBytes, readBytes);
+  else yield* plainBytes(path, onBytes, readBytes, reuseBuffers);
+}
+
+/** A plain file's bytes; the next read under way while the caller reads the last piece. */
+async function* plainBytes(
+  path: string,
+  onBytes: (bytes: number) => void,
+  readBytes: number,
+  reuseBuffers: boolean,
+): AsyncGenerator<Buffer> {
+  const handle = await open(path, 'r');
+  let filling = Buffer.allocUnsafe(readBytes);
+  let spare = reuseBuffers ? Buffer.allocUnsafe(readBytes) : undefined;
+  let reading = handle.read(filling, 0, readBytes, null);
+  try {
+    for (;;) {
+      const { bytesRead } = await reading;
+      if (bytesRead === 0) return;
+      const piece = filling.subarray(0, bytesRead);
+      if (spare === undefined) filling = Buffer.allocUnsafe(readBytes);
+      else [filling, spare] = [spare, filling];
+      reading = handle.read(filling, 0, readBytes, null);
+      onBytes(bytesRead);
+      yield piece;
+    }
+  } finally {
+    // A read may still be under way when the caller stops early.
+    await reading.catch(() => undefined);
+    await handle.close();
+  }
+}
+
+/** A gzip file's bytes, decompressed; `onBytes` is told the compressed bytes read. */
+async function* gunzipped(
+  path: string,
+  file: string,
+  onBytes: (bytes: number) => void,
+  readBytes: number,
 ): AsyncGenerator<Buffer> {
   const raw = createReadStream(path, { highWaterMark: readBytes });
-  if (!(await isGzipFile(path))) {
-    try {
-      for await (const chunk of raw as AsyncIterable<Buffer>) {
-        onBytes(chunk.length);
-        yield chunk;
-      }
-    } finally {
-      raw.destroy();
-    }
-    return;
-  }
   const gunzip = createGunzip({ chunkSize: readBytes });
   raw.on('data', (chunk: string | Buffer) => onBytes(chunk.length));
   raw.on('error', (error) => gunzip.destroy(error));
@@ -65,42 +105,5 @@ export async function* inputBytes(
   } finally {
     raw.destroy();
     gunzip.destroy();
-  }
-}
-
-/**
- * As inputBytes, but a plain file is read into two buffers in turn, the next read under way while
- * the caller reads the last piece: a piece is valid only until the next one is asked for. A fresh
- * buffer for every read outlived the young generation's collections while its lines were parsed,
- * and such buffers piled up until a full collection (docs/benchmarks.md, "a twenty-ninth session").
- */
-export async function* reusedInputBytes(
-  path: string,
-  file: string,
-  onBytes: (bytes: number) => void,
-  readBytes = LARGE_READS,
-): AsyncGenerator<Buffer> {
-  if (await isGzipFile(path)) {
-    yield* inputBytes(path, file, onBytes, readBytes);
-    return;
-  }
-  const handle = await open(path, 'r');
-  let filling = Buffer.allocUnsafe(readBytes);
-  let spare = Buffer.allocUnsafe(readBytes);
-  let reading = handle.read(filling, 0, readBytes, null);
-  try {
-    for (;;) {
-      const { bytesRead } = await reading;
-      if (bytesRead === 0) return;
-      const piece = filling.subarray(0, bytesRead);
-      [filling, spare] = [spare, filling];
-      reading = handle.read(filling, 0, readBytes, null);
-      onBytes(bytesRead);
-      yield piece;
-    }
-  } finally {
-    // A read may still be under way when the caller stops early.
-    await reading.catch(() => undefined);
-    await handle.close();
   }
 }

@@ -22,7 +22,7 @@ import {
   rowFields,
 } from './field-hints.js';
 import { imageRowEntry } from './images.js';
-import { reusedInputBytes } from './input-stream.js';
+import { inputBytes, LARGE_READS } from './input-stream.js';
 import { UTF8 } from './utf8.js';
 
 export interface JsonlReadOptions extends FileReadOptions {
@@ -48,7 +48,8 @@ export async function* readJsonl(options: JsonlReadOptions): AsyncGenerator<Corp
   const fields = new FieldCheck(options);
   // An ASCII-compatible decoding reads valid UTF-8 as UTF-8 (corpus/utf8.ts): such lines come decoded.
   const text = (options.decoding ?? UTF8).asciiCompatible;
-  for await (const chunk of reusedInputBytes(options.path, options.file, options.onBytes)) {
+  const reads = { readBytes: LARGE_READS, reuseBuffers: true };
+  for await (const chunk of inputBytes(options.path, options.file, options.onBytes, reads)) {
     yield* piecesOf(text ? lines.pushText(chunk) : lines.push(chunk), options, fields);
   }
   yield* piecesOf(lines.end(), options, fields);

@@ -80,7 +80,7 @@ export class LineSplitter {
       }
       start = lf + 1;
     }
-    // The chunk's buffer may be read into again (reusedInputBytes): what is carried is copied.
+    // The chunk's buffer may be read into again (inputBytes' reuseBuffers): what is carried is copied.
     this.#append(chunk.subarray(start), true);
   }
 

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { reusedInputBytes } from '../../src/corpus/input-stream.js';
+import { inputBytes } from '../../src/corpus/input-stream.js';
 import { put, readBrief, tempFolder } from './helpers.js';
 
 const folder = await tempFolder();
@@ -18,14 +18,17 @@ function noise(length: number, seed = 7): Buffer {
   return out;
 }
 
-describe('reusedInputBytes', () => {
+describe('inputBytes with reused buffers', () => {
   it('gives the whole file in pieces read into two buffers in turn, each valid until the next is asked for', async () => {
     const content = noise(3.5 * 4096);
     const path = await put(folder, 'plain.bin', content);
     let told = 0;
     const copies: Buffer[] = [];
     const backings = new Set<ArrayBufferLike>();
-    for await (const piece of reusedInputBytes(path, 'plain.bin', (n) => (told += n), 4096)) {
+    for await (const piece of inputBytes(path, 'plain.bin', (n) => (told += n), {
+      readBytes: 4096,
+      reuseBuffers: true,
+    })) {
       copies.push(Buffer.from(piece));
       backings.add(piece.buffer);
     }
@@ -39,18 +42,26 @@ describe('reusedInputBytes', () => {
     const content = noise(20_000, 3);
     const gz = await put(folder, 'packed.jsonl', gzipSync(content));
     const pieces: Buffer[] = [];
-    for await (const piece of reusedInputBytes(gz, 'packed.jsonl', () => {}, 4096)) pieces.push(piece);
+    for await (const piece of inputBytes(gz, 'packed.jsonl', () => {}, {
+      readBytes: 4096,
+      reuseBuffers: true,
+    }))
+      pieces.push(piece);
     expect(Buffer.concat(pieces).equals(content)).toBe(true);
     const empty = await put(folder, 'empty.jsonl', '');
     const none: Buffer[] = [];
-    for await (const piece of reusedInputBytes(empty, 'empty.jsonl', () => {})) none.push(piece);
+    for await (const piece of inputBytes(empty, 'empty.jsonl', () => {}, { reuseBuffers: true }))
+      none.push(piece);
     expect(none).toEqual([]);
   });
 
   it('closes the file when the caller stops early, with a read still under way', async () => {
     const path = await put(folder, 'early.bin', noise(64 * 1024));
     const before = openFiles();
-    for await (const piece of reusedInputBytes(path, 'early.bin', () => {}, 1024)) {
+    for await (const piece of inputBytes(path, 'early.bin', () => {}, {
+      readBytes: 1024,
+      reuseBuffers: true,
+    })) {
       expect(piece.length).toBe(1024);
       break;
     }
