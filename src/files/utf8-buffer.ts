@@ -36,6 +36,11 @@ export class Utf8Buffer {
     return this.#buffer.subarray(0, this.#length);
   }
 
+  /** Bytes the buffer holds room for. */
+  get capacity(): number {
+    return this.#buffer.length;
+  }
+
   clear(): void {
     this.#length = 0;
   }

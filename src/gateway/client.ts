@@ -32,6 +32,7 @@ import {
   type TranscriptionResult,
 } from './decode.js';
 import { connectionErrorFrom, gatewayErrorFromResponse, invalidResponseError } from './errors.js';
+import { JsonBodyWriter } from './json-body.js';
 import { type PaceStore, RateBudget } from './rate-budget.js';
 import { announcedLimits } from './rate-headers.js';
 import type { PerMinute, RateTuning, RateView } from './rate-pace.js';
@@ -231,6 +232,8 @@ export class GatewayClient {
   readonly #gates: RetryAfterGates;
   /** When the API key's requests may leave: requests and tokens per minute (rate-budget.ts). */
   readonly #budget: RateBudget;
+  /** Request bodies written as UTF-8 without one string of the whole (json-body.ts). */
+  readonly #bodies = new JsonBodyWriter();
   #closed = false;
 
   constructor(options: GatewayClientOptions) {
@@ -543,7 +546,7 @@ export class GatewayClient {
           authorization: `Bearer ${key}`,
           ...(route.body !== undefined && { 'content-type': 'application/json' }),
         },
-        ...(route.body !== undefined && { body: JSON.stringify(route.body) }),
+        ...(route.body !== undefined && { body: this.#bodies.bytes(route.body) }),
         signal: controller.signal,
       });
       // Closed the moment the status line and headers arrive, before the body is read and the slot

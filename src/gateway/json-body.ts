@@ -1,0 +1,91 @@
+/**
+ * A request's JSON as UTF-8 bytes, the bytes `JSON.stringify` gives, written piece by piece: each
+ * top-level value, and each run of a top-level array's elements, is stringified alone and appended
+ * to one kept buffer, which is copied out at its exact length. An embeddings request of 128 long
+ * chunks is hundreds of KB of JSON: as one string it went to V8's large-object space, which only a
+ * full collection frees, and undici copied it into a buffer of its own besides (docs/benchmarks.md,
+ * a thirtieth session). Here each string is a few inputs' JSON and dies young.
+ */
+import { Utf8Buffer } from '../files/utf8-buffer.js';
+
+/** The kept buffer's size; a piece too large for it (an image's data URL) sends the body whole, as before. */
+const KEPT_BYTES = 4 * 2 ** 20;
+/** A UTF-16 code unit is at most 3 bytes of UTF-8: a longer piece may not fit the kept buffer. */
+const LARGEST_PIECE = KEPT_BYTES / 3;
+/**
+ * Characters of input stringified at once: their JSON, two bytes a character at most for most
+ * texts, stays under V8's 128 KB large-object size, and a body is a few calls, not one per input.
+ */
+const RUN_CHARS = 32_768;
+
+export class JsonBodyWriter {
+  #scratch = new Utf8Buffer(1 << 20);
+
+  /** `body`'s JSON as UTF-8, in a buffer of its own. */
+  bytes(body: unknown): Buffer {
+    if (!isPlainObject(body)) return whole(body);
+    const scratch = this.#scratch;
+    scratch.clear();
+    let separator = '{';
+    for (const key of Object.keys(body)) {
+      const value = body[key];
+      const items = isPlainArray(value) ? value : undefined;
+      const json = items ? undefined : JSON.stringify(value);
+      // JSON.stringify leaves out a property whose value has no JSON (undefined, a function).
+      if (!items && json === undefined) continue;
+      scratch.writeUtf8(`${separator}${JSON.stringify(key)}:`);
+      separator = ',';
+      if (json !== undefined) {
+        if (json.length > LARGEST_PIECE) return whole(body);
+        scratch.writeUtf8(json);
+      } else if (!writeArray(scratch, items ?? [])) {
+        return whole(body);
+      }
+    }
+    scratch.writeUtf8(separator === '{' ? '{}' : '}');
+    const bytes = Buffer.from(scratch.bytes());
+    if (scratch.capacity > KEPT_BYTES) this.#scratch = new Utf8Buffer(1 << 20);
+    return bytes;
+  }
+}
+
+/**
+ * Writes `items` as a JSON array, the strings of a run of them stringified together while the run's
+ * JSON stays well below V8's large-object size (and an item that is not a string alone); false
+ * when one run's JSON is too large for the kept buffer.
+ */
+function writeArray(scratch: Utf8Buffer, items: readonly unknown[]): boolean {
+  scratch.writeUtf8('[');
+  for (let start = 0; start < items.length; ) {
+    let end = start + 1;
+    let chars = charsOf(items[start]);
+    while (end < items.length && chars + charsOf(items[end]) <= RUN_CHARS) chars += charsOf(items[end++]);
+    const json = JSON.stringify(items.slice(start, end));
+    if (json.length > LARGEST_PIECE) return false;
+    if (start > 0) scratch.writeUtf8(',');
+    scratch.writeUtf8(json.slice(1, -1));
+    start = end;
+  }
+  scratch.writeUtf8(']');
+  return true;
+}
+
+/** How much of a run an item takes: a string its length, anything else a run of its own. */
+function charsOf(item: unknown): number {
+  return typeof item === 'string' ? item.length : RUN_CHARS;
+}
+
+function whole(body: unknown): Buffer {
+  return Buffer.from(JSON.stringify(body) ?? 'null');
+}
+
+/** An object JSON.stringify writes key by key: no prototype of its own, no toJSON. */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return (prototype === Object.prototype || prototype === null) && !('toJSON' in value);
+}
+
+function isPlainArray(value: unknown): value is readonly unknown[] {
+  return Array.isArray(value) && !('toJSON' in value);
+}
