@@ -23,7 +23,13 @@ export class JsonBodyWriter {
 
   /** `body`'s JSON as UTF-8, in a buffer of its own. */
   bytes(body: unknown): Buffer {
-    if (!isPlainObject(body)) return whole(body);
+    const written = isPlainObject(body) ? this.#pieceByPiece(body) : undefined;
+    if (this.#scratch.capacity > KEPT_BYTES) this.#scratch = new Utf8Buffer(1 << 20);
+    return written ?? Buffer.from(JSON.stringify(body) ?? 'null');
+  }
+
+  /** The body written in pieces; undefined when a piece is too large for the kept buffer. */
+  #pieceByPiece(body: Record<string, unknown>): Buffer | undefined {
     const scratch = this.#scratch;
     scratch.clear();
     let separator = '{';
@@ -36,16 +42,14 @@ export class JsonBodyWriter {
       scratch.writeUtf8(`${separator}${JSON.stringify(key)}:`);
       separator = ',';
       if (json !== undefined) {
-        if (json.length > LARGEST_PIECE) return whole(body);
+        if (json.length > LARGEST_PIECE) return undefined;
         scratch.writeUtf8(json);
       } else if (!writeArray(scratch, items ?? [])) {
-        return whole(body);
+        return undefined;
       }
     }
     scratch.writeUtf8(separator === '{' ? '{}' : '}');
-    const bytes = Buffer.from(scratch.bytes());
-    if (scratch.capacity > KEPT_BYTES) this.#scratch = new Utf8Buffer(1 << 20);
-    return bytes;
+    return Buffer.from(scratch.bytes());
   }
 }
 
@@ -73,10 +77,6 @@ function writeArray(scratch: Utf8Buffer, items: readonly unknown[]): boolean {
 /** How much of a run an item takes: a string its length, anything else a run of its own. */
 function charsOf(item: unknown): number {
   return typeof item === 'string' ? item.length : RUN_CHARS;
-}
-
-function whole(body: unknown): Buffer {
-  return Buffer.from(JSON.stringify(body) ?? 'null');
 }
 
 /** An object JSON.stringify writes key by key: no prototype of its own, no toJSON. */
