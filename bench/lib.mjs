@@ -129,6 +129,13 @@ export async function memoryOf(pid) {
   }
 }
 
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
 /** Deterministic pseudo-random numbers. */
 export function random(seed) {
   let state = seed >>> 0;

@@ -6,6 +6,8 @@
 // carried over, the switch checking the version and counting what changed), measured the same way.
 // BENCH_RERUN_EDITS=N (with BENCH_RERUN=1): N documents spread through the corpus edited before the
 // re-run, the usual nightly (a few batches sent, the rest carried).
+// BENCH_REPEAT=N: N fresh runs of the corpus, each peak and their median (one run's peak varies by
+// several MB: docs/benchmarks.md, a thirtieth session); a re-run follows the last.
 // `npm run build && node bench/memory.bench.mjs`
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -13,10 +15,11 @@ import { mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { API_KEY, mb, runEmbedpipe, startGateway, writeJsonlCorpus } from './lib.mjs';
+import { API_KEY, mb, median, runEmbedpipe, startGateway, writeJsonlCorpus } from './lib.mjs';
 
 const megabytes = Number(process.env.BENCH_MB ?? 1024);
 const documentBytes = Number(process.env.BENCH_DOC_BYTES ?? 20_000);
+const repeats = Number(process.env.BENCH_REPEAT ?? 1);
 const dir = await mkdtemp(join(tmpdir(), 'embedpipe-memory-'));
 const gateway = await startGateway();
 try {
@@ -37,7 +40,18 @@ try {
     '8',
   ];
   const env = { EMBEDPIPE_BASE_URL: gateway.baseUrl, EMBEDPIPE_API_KEY: API_KEY };
-  await report('', await runEmbedpipe(args, env, { sampleMs: 500 }), bytes);
+  const peaks = [];
+  for (let i = 0; i < repeats; i++) {
+    // Each a fresh run: the dataset of the one before is removed first.
+    if (i > 0) await removeDataset();
+    const run = await runEmbedpipe(args, env, { sampleMs: 500 });
+    await report(repeats > 1 ? `fresh run ${i + 1} of ${repeats}: ` : '', run, bytes);
+    peaks.push(run.peakRss);
+  }
+  if (repeats > 1)
+    console.log(
+      `memory: peak RSS of the ${repeats} fresh runs ${peaks.map(mb).join(', ')} MB, median ${mb(median(peaks))} MB`,
+    );
   if (process.env.BENCH_RERUN === '1') {
     const edits = Number(process.env.BENCH_RERUN_EDITS ?? 0);
     if (edits > 0) await editSpread(corpus, documents, edits);
@@ -71,6 +85,12 @@ async function report(label, { summary, samples, peakRss }, bytes) {
     `memory: ${label}peak RSS ${mb(peakRss)} MB (VmHWM; highest sample ${mb(sampled)} MB); ` +
       `by decile: ${deciles.map((s) => mb(s.rss)).join(' ')} MB`,
   );
+}
+
+/** The output folder and its versions, as a fresh run finds them: not there. */
+async function removeDataset() {
+  await rm(join(dir, 'out'), { recursive: true, force: true });
+  await rm(join(dir, 'out.versions'), { recursive: true, force: true });
 }
 
 /** Rewrites the corpus with `edits` of its `documents` (every k-th) given an extra sentence. */

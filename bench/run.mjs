@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark in turn (numbers, not pass/fail). The memory benchmark runs on a
-// 256 MB and a 4 GB corpus (BENCH_MB per entry below; the 4 GB one takes ~5 minutes on 2 cores, and
-// ~1 more for its nightly re-run with edits) and on 1 GB of short documents (and its nightly). BENCH_PLANNER_MB sets the planner benchmark's size (default 256 MB per corpus, three corpora, each on one core and on all).
+// 256 MB and a 4 GB corpus, three fresh runs of each (BENCH_MB per entry below; the 4 GB corpus takes
+// ~1 minute to write and ~2.5 a run on 2 cores, and ~1 more for its nightly re-run with edits) and on 1 GB of short documents (and its nightly). BENCH_PLANNER_MB sets the planner benchmark's size (default 256 MB per corpus, three corpora, each on one core and on all).
 import { spawnSync } from 'node:child_process';
 
 const benches = [
@@ -23,10 +23,11 @@ const benches = [
   ['incremental.bench.mjs'],
   ['compact.bench.mjs'],
   ['contract.bench.mjs'],
-  // Memory flat in the corpus size: a 256 MB and a 4 GB corpus (about 5 minutes).
-  ['memory.bench.mjs', { BENCH_MB: '256' }],
+  // Memory flat in the corpus size: a 256 MB and a 4 GB corpus, three fresh runs of each (one run's
+  // peak varies by several MB), their median beside each peak (about 10 minutes).
+  ['memory.bench.mjs', { BENCH_MB: '256', BENCH_REPEAT: '3' }],
   // Then the usual nightly: 100 documents spread through the corpus edited, the same command again.
-  ['memory.bench.mjs', { BENCH_MB: '4096', BENCH_RERUN: '1', BENCH_RERUN_EDITS: '100' }],
+  ['memory.bench.mjs', { BENCH_MB: '4096', BENCH_REPEAT: '3', BENCH_RERUN: '1', BENCH_RERUN_EDITS: '100' }],
   // The state kept per document (ids, plan): 1 GB of ~500 B documents, 1.4M of them, and its
   // nightly (~3 minutes).
   [

@@ -6,6 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { median } from './lib.mjs';
 
 const ROWS = Number(process.argv[2] ?? 200_000);
 const CLI = new URL('../dist/cli/main.js', import.meta.url).pathname;
@@ -57,11 +58,6 @@ async function startPostgres() {
   );
   const address = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(String(d).trim())));
   return { url: `postgres://postgres@${address}/postgres`, stop: () => child.kill() };
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 const postgres = await startPostgres();

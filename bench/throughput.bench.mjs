@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { corpusOf } from './corpora.mjs';
-import { API_KEY, mb, runEmbedpipe, runMeasured, startGateway } from './lib.mjs';
+import { API_KEY, mb, median, runEmbedpipe, runMeasured, startGateway } from './lib.mjs';
 
 const latencyMs = Number(process.argv[2] ?? 50);
 const concurrency = Number(process.argv[3] ?? 8);
@@ -145,12 +145,6 @@ async function measureEmbedpipe(input, size) {
     mbPerS: size / 1e6 / (wallMs / 1000),
     peakMb: peakRss / 2 ** 20,
   };
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 /** The openai SDK pool (reference-client.mjs) in its own process, pinned like embedpipe. */
