@@ -10,6 +10,8 @@ import { Utf8Buffer } from '../files/utf8-buffer.js';
 
 /** The kept buffer's size; a piece too large for it (an image's data URL) sends the body whole, as before. */
 const KEPT_BYTES = 4 * 2 ** 20;
+/** The buffer's size to begin with, and again after a larger one is let go. */
+const FIRST_BYTES = 2 ** 20;
 /** A UTF-16 code unit is at most 3 bytes of UTF-8: a longer piece may not fit the kept buffer. */
 const LARGEST_PIECE = KEPT_BYTES / 3;
 /**
@@ -19,12 +21,12 @@ const LARGEST_PIECE = KEPT_BYTES / 3;
 const RUN_CHARS = 32_768;
 
 export class JsonBodyWriter {
-  #scratch = new Utf8Buffer(1 << 20);
+  #scratch = new Utf8Buffer(FIRST_BYTES);
 
   /** `body`'s JSON as UTF-8, in a buffer of its own. */
   bytes(body: unknown): Buffer {
     const written = isPlainObject(body) ? this.#pieceByPiece(body) : undefined;
-    if (this.#scratch.capacity > KEPT_BYTES) this.#scratch = new Utf8Buffer(1 << 20);
+    if (this.#scratch.capacity > KEPT_BYTES) this.#scratch = new Utf8Buffer(FIRST_BYTES);
     return written ?? Buffer.from(JSON.stringify(body) ?? 'null');
   }
 
@@ -35,18 +37,14 @@ export class JsonBodyWriter {
     let separator = '{';
     for (const key of Object.keys(body)) {
       const value = body[key];
-      const items = isPlainArray(value) ? value : undefined;
-      const json = items ? undefined : JSON.stringify(value);
+      // An array is written in runs; any other value whole.
+      const piece = isPlainArray(value) ? value : JSON.stringify(value);
       // JSON.stringify leaves out a property whose value has no JSON (undefined, a function).
-      if (!items && json === undefined) continue;
+      if (piece === undefined) continue;
       scratch.writeUtf8(`${separator}${JSON.stringify(key)}:`);
       separator = ',';
-      if (json !== undefined) {
-        if (json.length > LARGEST_PIECE) return undefined;
-        scratch.writeUtf8(json);
-      } else if (!writeArray(scratch, items ?? [])) {
-        return undefined;
-      }
+      const fits = typeof piece === 'string' ? writePiece(scratch, piece) : writeArray(scratch, piece);
+      if (!fits) return undefined;
     }
     scratch.writeUtf8(separator === '{' ? '{}' : '}');
     return Buffer.from(scratch.bytes());
@@ -64,13 +62,18 @@ function writeArray(scratch: Utf8Buffer, items: readonly unknown[]): boolean {
     let end = start + 1;
     let chars = charsOf(items[start]);
     while (end < items.length && chars + charsOf(items[end]) <= RUN_CHARS) chars += charsOf(items[end++]);
-    const json = JSON.stringify(items.slice(start, end));
-    if (json.length > LARGEST_PIECE) return false;
     if (start > 0) scratch.writeUtf8(',');
-    scratch.writeUtf8(json.slice(1, -1));
+    if (!writePiece(scratch, JSON.stringify(items.slice(start, end)).slice(1, -1))) return false;
     start = end;
   }
   scratch.writeUtf8(']');
+  return true;
+}
+
+/** Writes one piece of JSON; false when it is too large for the kept buffer. */
+function writePiece(scratch: Utf8Buffer, json: string): boolean {
+  if (json.length > LARGEST_PIECE) return false;
+  scratch.writeUtf8(json);
   return true;
 }
 
