@@ -36,12 +36,17 @@ export interface JsonlFileOptions {
   readonly replaces?: string;
 }
 
+/** Characters of lines gathered before one write. */
+const PENDING_CHARS = 64 * 1024;
+
 export class JsonlFile {
   private stream: WriteStream | undefined;
   private temp: string | undefined;
   private failure: unknown;
   private records = 0;
   private closed = false;
+  /** Lines not yet handed to the stream: one write per line woke a thread of libuv's pool for a few bytes. */
+  private pending = '';
 
   constructor(
     readonly path: string,
@@ -61,8 +66,15 @@ export class JsonlFile {
         this.failure ??= error;
       });
     }
-    this.stream.write(`${JSON.stringify(record)}\n`);
+    this.pending += `${JSON.stringify(record)}\n`;
     this.records += 1;
+    if (this.pending.length >= PENDING_CHARS) this.flush();
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
+    this.stream?.write(this.pending);
+    this.pending = '';
   }
 
   /** Puts the file in place (or, with no records, removes it); returns the number of records. */
@@ -75,6 +87,7 @@ export class JsonlFile {
         await rm(this.path, { force: true });
         return 0;
       }
+      this.flush();
       this.stream.end();
       await finished(this.stream).catch((error: unknown) => {
         this.failure ??= error;

@@ -58,6 +58,21 @@ describe('JsonlFile', () => {
     expect((await readdir(dir)).filter((name) => name.includes('many'))).toEqual(['many.jsonl']);
   });
 
+  it('writes records of every size whole and in order, long ones past the lines gathered per write', async () => {
+    const path = join(dir, 'sizes.jsonl');
+    const file = new JsonlFile(path);
+    const piece = 'é文🙂\u202e"\\\r\n';
+    const records = [1, 70_000, 3, 65_530, 65_536, 200_000, 0, 12].map((n, i) => ({
+      i,
+      text: piece.repeat(Math.ceil(n / piece.length)).slice(0, n),
+    }));
+    for (const record of records) file.add(record);
+    expect(await file.close()).toBe(records.length);
+    const lines = (await readFile(path, 'utf8')).split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.map((line) => JSON.parse(line))).toEqual(records);
+  });
+
   it('keeps a write failure for close, which names the file and leaves nothing behind', async () => {
     const gone = join(dir, 'gone');
     await mkdir(gone);
