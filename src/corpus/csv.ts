@@ -128,7 +128,7 @@ async function* fastRead(options: CsvReadOptions): AsyncGenerator<CorpusEntry[],
       reported += n;
       options.onBytes(n);
     };
-    const chunks = withoutBom(inputBytes(options.path, file, onBytes));
+    const chunks = withoutBom(inputBytes(options.path, file, onBytes, { onWhole: options.onWhole }));
     yield* indexed(chunks, index, options, () => index.lineAt(index.skipDelimiters(from, delimiters())));
   }
   pipeline(Readable.from(bytes(), { objectMode: false }), parser, () => {});
@@ -221,7 +221,7 @@ async function* exactRead(options: CsvReadOptions, stop: FastReadStop): AsyncGen
       seen += n;
       if (seen > stop.reported) options.onBytes(seen - Math.max(before, stop.reported));
     };
-    const fileBytes = withoutBom(inputBytes(options.path, file, onBytes));
+    const fileBytes = withoutBom(inputBytes(options.path, file, onBytes, { onWhole: options.onWhole }));
     yield* indexed(skipping(fileBytes, stop.headerEnd, stop.from), index, options, () => records.line);
   }
   // Errors (read errors, UsageErrors thrown from the hooks) destroy the parser and surface in the

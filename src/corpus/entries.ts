@@ -4,6 +4,7 @@
  */
 import type { AudioRef, CorpusEntry, ImageRef } from '../domain.js';
 import type { IdRegistry } from './ids.js';
+import type { WholeRead } from './input-stream.js';
 import type { TextDecoding } from './utf8.js';
 
 /**
@@ -24,6 +25,8 @@ export interface FileReadOptions {
   readonly ids: IdRegistry;
   /** Called with the size of every piece of input read. */
   readonly onBytes: (bytes: number) => void;
+  /** Told the sha256 and size of the file once a read of it reached its end (input-stream.ts). */
+  readonly onWhole?: ((whole: WholeRead) => void) | undefined;
   /** How lines and fields are decoded (default UTF-8; an ASCII-compatible --encoding). */
   readonly decoding?: TextDecoding | undefined;
   /**

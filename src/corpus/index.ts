@@ -20,6 +20,7 @@ import { readAudioFolder, readSingleAudio } from './audio-folder.js';
 import type { CsvReadOptions } from './csv.js';
 import { IdRegistry } from './ids.js';
 import { readImageFolder, readSingleImage } from './image-folder.js';
+import type { WholeRead } from './input-stream.js';
 import { readJsonl } from './jsonl.js';
 import { CorpusStats } from './stats.js';
 import { readTextFile, readTextFolder } from './text-folder.js';
@@ -256,6 +257,12 @@ async function* read(options: CorpusOptions): AsyncGenerator<readonly CorpusEntr
       stats.bytesRead += bytes;
       options.onBytes?.(bytes);
     },
+    // A file's first read to its end (a CSV may be read twice: any whole read has the same bytes).
+    ...(!folder && {
+      onWhole: (whole: WholeRead) => {
+        stats.wholeRead ??= whole;
+      },
+    }),
   };
   const entries = reader(format, folder, reading, (total) => {
     stats.totalBytes = total;
@@ -300,6 +307,7 @@ interface ReaderOptions {
   readonly maxEntryBytes: number;
   readonly followSymlinks: boolean;
   readonly onBytes: (bytes: number) => void;
+  readonly onWhole?: ((whole: WholeRead) => void) | undefined;
 }
 
 function reader(

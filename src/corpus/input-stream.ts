@@ -2,7 +2,10 @@
  * The bytes of an input file, gunzipped when the file is gzip (sniffed from its first two bytes,
  * 1f 8b, whatever its name), streamed: memory does not grow with the file. `onBytes` is told the
  * bytes read from disk (compressed), which is what the progress display compares with the file size.
+ * A read that reaches the file's end also gives the sha256 of every byte it read (`onWhole`), so the
+ * manifest records the input without a second pass over it at the switch.
  */
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
@@ -30,6 +33,12 @@ export async function isGzipFile(path: string): Promise<boolean> {
   }
 }
 
+/** sha256 (hex) and size of a file's bytes as one read took them, from its first byte to its end. */
+export interface WholeRead {
+  readonly sha256: string;
+  readonly bytes: number;
+}
+
 /** How an input file is read. */
 export interface InputReadOptions {
   /** Bytes per read (SMALL_READS by default). */
@@ -42,6 +51,8 @@ export interface InputReadOptions {
    * Without it each piece is a buffer of its own, which the caller may keep.
    */
   readonly reuseBuffers?: boolean;
+  /** Told the digest of the file's bytes (compressed, if gzip) once the read reaches its end; not when stopped before. */
+  readonly onWhole?: ((whole: WholeRead) => void) | undefined;
 }
 
 /** The file's bytes (decompressed if gzip) in pieces of up to `readBytes`; `file` names it in errors. */
@@ -49,18 +60,46 @@ export async function* inputBytes(
   path: string,
   file: string,
   onBytes: (bytes: number) => void,
-  { readBytes = SMALL_READS, reuseBuffers = false }: InputReadOptions = {},
+  { readBytes = SMALL_READS, reuseBuffers = false, onWhole }: InputReadOptions = {},
 ): AsyncGenerator<Buffer> {
-  if (await isGzipFile(path)) yield* gunzipped(path, file, onBytes, readBytes);
-  else yield* plainBytes(path, onBytes, readBytes, reuseBuffers);
+  const digest = onWhole && new DigestOfRead(onWhole);
+  const onRead = digest
+    ? (piece: Buffer) => {
+        digest.add(piece);
+        onBytes(piece.length);
+      }
+    : (piece: Buffer) => onBytes(piece.length);
+  if (await isGzipFile(path)) yield* gunzipped(path, file, onRead, readBytes, digest);
+  else yield* plainBytes(path, onRead, readBytes, reuseBuffers, digest);
+}
+
+/** The sha256 of the pieces one read took from the disk, told once the read reached the end. */
+class DigestOfRead {
+  readonly #hash = createHash('sha256');
+  readonly #onWhole: (whole: WholeRead) => void;
+  #bytes = 0;
+
+  constructor(onWhole: (whole: WholeRead) => void) {
+    this.#onWhole = onWhole;
+  }
+
+  add(piece: Buffer): void {
+    this.#hash.update(piece);
+    this.#bytes += piece.length;
+  }
+
+  end(): void {
+    this.#onWhole({ sha256: this.#hash.digest('hex'), bytes: this.#bytes });
+  }
 }
 
 /** A plain file's bytes; the next read under way while the caller reads the last piece. */
 async function* plainBytes(
   path: string,
-  onBytes: (bytes: number) => void,
+  onRead: (piece: Buffer) => void,
   readBytes: number,
   reuseBuffers: boolean,
+  digest: DigestOfRead | undefined,
 ): AsyncGenerator<Buffer> {
   const handle = await open(path, 'r');
   let filling = Buffer.allocUnsafe(readBytes);
@@ -69,12 +108,16 @@ async function* plainBytes(
   try {
     for (;;) {
       const { bytesRead } = await reading;
-      if (bytesRead === 0) return;
+      if (bytesRead === 0) {
+        digest?.end();
+        return;
+      }
       const piece = filling.subarray(0, bytesRead);
       if (spare === undefined) filling = Buffer.allocUnsafe(readBytes);
       else [filling, spare] = [spare, filling];
       reading = handle.read(filling, 0, readBytes, null);
-      onBytes(bytesRead);
+      // The next read fills the other buffer: this piece is hashed while it is under way.
+      onRead(piece);
       yield piece;
     }
   } finally {
@@ -88,16 +131,23 @@ async function* plainBytes(
 async function* gunzipped(
   path: string,
   file: string,
-  onBytes: (bytes: number) => void,
+  onRead: (piece: Buffer) => void,
   readBytes: number,
+  digest: DigestOfRead | undefined,
 ): AsyncGenerator<Buffer> {
   const raw = createReadStream(path, { highWaterMark: readBytes });
   const gunzip = createGunzip({ chunkSize: readBytes });
-  raw.on('data', (chunk: string | Buffer) => onBytes(chunk.length));
+  let rawEnded = false;
+  raw.on('data', (chunk: string | Buffer) => onRead(chunk as Buffer));
+  raw.on('end', () => {
+    rawEnded = true;
+  });
   raw.on('error', (error) => gunzip.destroy(error));
   raw.pipe(gunzip);
   try {
     for await (const chunk of gunzip as AsyncIterable<Buffer>) yield chunk;
+    // Every compressed byte was read and decompressed to the stream's end.
+    if (rawEnded) digest?.end();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code?.startsWith('Z_')) throw new UsageError(`${file}: a damaged gzip file (${code})`);

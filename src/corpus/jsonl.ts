@@ -48,7 +48,7 @@ export async function* readJsonl(options: JsonlReadOptions): AsyncGenerator<Corp
   const fields = new FieldCheck(options);
   // An ASCII-compatible decoding reads valid UTF-8 as UTF-8 (corpus/utf8.ts): such lines come decoded.
   const text = (options.decoding ?? UTF8).asciiCompatible;
-  const reads = { readBytes: LARGE_READS, reuseBuffers: true };
+  const reads = { readBytes: LARGE_READS, reuseBuffers: true, onWhole: options.onWhole };
   for await (const chunk of inputBytes(options.path, options.file, options.onBytes, reads)) {
     yield* piecesOf(text ? lines.pushText(chunk) : lines.push(chunk), options, fields);
   }

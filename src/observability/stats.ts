@@ -21,6 +21,8 @@ export class RunStats {
   firstRequestAt: number | undefined;
   /** When the last batch was committed, before finalizing (compaction, manifest). */
   embeddingEndedAt: number | undefined;
+  /** The input file's sha256 and size, as planning read it to its end (CorpusStats.wholeRead). */
+  inputRead: { readonly sha256: string; readonly bytes: number } | undefined;
   retries = 0;
   /** Tokens the gateway reported (usage.prompt_tokens), for this run's requests only (probes too). */
   gatewayTokens = 0;

@@ -19,6 +19,8 @@ export interface ManifestFacts {
   readonly format: 'parquet' | 'arrow';
   /** The corpus (hashed into the manifest). */
   readonly input: string;
+  /** The input file's sha256 and size as the run read it to its end: recorded without reading it again. */
+  readonly inputRead?: { readonly sha256: string; readonly bytes: number } | undefined;
   readonly gateway: { readonly baseUrl: string; readonly emulator: boolean };
   readonly plan: Readonly<Record<string, unknown>>;
   /** The version's chunks are not among them: its rows (counted from its files) and its failures. */
@@ -64,15 +66,23 @@ export async function manifestOf(
     dims: facts.dims,
     format: facts.format,
     providers: [...tally.providers].sort(),
-    // A folder's digest lists the files the run reads: with images (plan.images), those too.
-    input: await digestInput(facts.input, {
-      include:
-        facts.transcription !== undefined
-          ? (name) => isTextFileName(name) || isAudioFileName(name)
-          : facts.plan['images'] === undefined
-            ? isTextFileName
-            : (name) => isTextFileName(name) || isImageFileName(name),
-    }),
+    input: facts.inputRead
+      ? {
+          path: facts.input,
+          kind: 'file',
+          bytes: facts.inputRead.bytes,
+          files: 1,
+          sha256: facts.inputRead.sha256,
+        }
+      : // A folder's digest lists the files the run reads: with images (plan.images), those too.
+        await digestInput(facts.input, {
+          include:
+            facts.transcription !== undefined
+              ? (name) => isTextFileName(name) || isAudioFileName(name)
+              : facts.plan['images'] === undefined
+                ? isTextFileName
+                : (name) => isTextFileName(name) || isImageFileName(name),
+        }),
     gateway: { baseUrl: redactBaseUrl(facts.gateway.baseUrl), emulator: facts.gateway.emulator },
     plan: facts.plan,
     counts: versionCounts(facts, done.rows),

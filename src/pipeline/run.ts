@@ -373,6 +373,7 @@ async function finalizeRunVersion(
           dims,
           format: settings.outputFormat,
           input: settings.input,
+          ...(stats.inputRead ? { inputRead: stats.inputRead } : {}),
           gateway: { baseUrl: client.baseUrl, emulator: settings.emulator },
           plan: { ...plan.parameters, sizing: sizingSummary(sizing, calibrationCost) },
           counts,

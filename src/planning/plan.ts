@@ -232,6 +232,7 @@ export function plannedBatches(
       }
       if (planned.length > 0) yield planned;
     }
+    stats.inputRead = corpusStats.wholeRead;
   }
   return planBatches(chunks(), {
     model,

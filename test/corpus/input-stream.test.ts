@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { inputBytes } from '../../src/corpus/input-stream.js';
+import { inputBytes, type WholeRead } from '../../src/corpus/input-stream.js';
 import { put, readBrief, tempFolder } from './helpers.js';
 
 const folder = await tempFolder();
@@ -66,6 +67,54 @@ describe('inputBytes with reused buffers', () => {
       break;
     }
     expect(openFiles()).toBe(before);
+  });
+});
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+/** Every piece inputBytes gives, and what it told onWhole. */
+async function readWithDigest(
+  path: string,
+  options: { readBytes?: number; reuseBuffers?: boolean; stopAfter?: number } = {},
+): Promise<{ pieces: number; wholes: WholeRead[] }> {
+  const wholes: WholeRead[] = [];
+  let pieces = 0;
+  for await (const _ of inputBytes(path, path, () => {}, { ...options, onWhole: (w) => wholes.push(w) })) {
+    pieces += 1;
+    if (pieces === options.stopAfter) break;
+  }
+  return { pieces, wholes };
+}
+
+describe('the digest of a read to the end of the file', () => {
+  it('is the sha256 and size of the file, read into two buffers in turn', async () => {
+    const content = noise(3.5 * 4096 + 17, 11);
+    const path = await put(folder, 'digest.bin', content);
+    const { pieces, wholes } = await readWithDigest(path, { readBytes: 4096, reuseBuffers: true });
+    expect(pieces).toBe(4);
+    expect(wholes).toEqual([{ sha256: sha256(content), bytes: content.length }]);
+  });
+
+  it('of a gzip file is that of its compressed bytes, as on disk; of an empty file, of nothing', async () => {
+    const packed = gzipSync(noise(50_000, 5));
+    const path = await put(folder, 'digest.jsonl.gz', packed);
+    expect((await readWithDigest(path, { readBytes: 4096 })).wholes).toEqual([
+      { sha256: sha256(packed), bytes: packed.length },
+    ]);
+    const empty = await put(folder, 'digest-empty.jsonl', '');
+    expect((await readWithDigest(empty, { reuseBuffers: true })).wholes).toEqual([
+      { sha256: sha256(Buffer.alloc(0)), bytes: 0 },
+    ]);
+  });
+
+  it('is not told when the caller stops before the end', async () => {
+    const path = await put(folder, 'digest-early.bin', noise(64 * 1024));
+    expect(await readWithDigest(path, { readBytes: 1024, reuseBuffers: true, stopAfter: 3 })).toEqual({
+      pieces: 3,
+      wholes: [],
+    });
+    const gz = await put(folder, 'digest-early.gz', gzipSync(noise(256 * 1024, 9)));
+    expect((await readWithDigest(gz, { readBytes: 1024, stopAfter: 1 })).wholes).toEqual([]);
   });
 });
 

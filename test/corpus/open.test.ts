@@ -1,5 +1,7 @@
-import { mkdir } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { PIECE_ENTRIES } from '../../src/corpus/entries.js';
 import { CorpusStats, detectFormat, openCorpus } from '../../src/corpus/index.js';
@@ -80,6 +82,39 @@ describe('openCorpus', () => {
     const folderStats = new CorpusStats();
     await readAll({ path: folder, stats: folderStats });
     expect(folderStats).toMatchObject({ documents: 2, rejects: 0, bytesRead: 6, totalBytes: 6 });
+  });
+
+  it('gives the sha256 of a CSV or JSONL file read to its end (BOM and all), and none otherwise', async () => {
+    const digest = (bytes: string | Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+    const jsonl = '\uFEFF{"id":"1","text":"漢字 👩‍👩‍👧"}\r\n{"id":"2","text":"مرحبا"}\n';
+    const csv = 'id,text\r\n1,"a ""quoted""\r\nline"\r\n2,b,an extra field\r\n3,e\u0301\r\n';
+    for (const [name, content] of [
+      ['whole.jsonl', jsonl],
+      // The extra field stops the fast read: the exact read reads the file again from its start.
+      ['whole.csv', csv],
+    ] as const) {
+      const stats = new CorpusStats();
+      await readAll({ path: await put(root, name, content), stats });
+      expect(stats.wholeRead).toEqual({ sha256: digest(content), bytes: Buffer.byteLength(content) });
+    }
+    const gz = await put(root, 'whole.jsonl.gz', gzipSync(jsonl));
+    const gzStats = new CorpusStats();
+    await readAll({ path: gz, stats: gzStats, format: 'jsonl' });
+    expect(gzStats.wholeRead?.sha256).toBe(digest(await readFile(gz)));
+
+    const folder = join(root, 'whole-folder');
+    await put(folder, 'a.txt', 'aaaa');
+    const folderStats = new CorpusStats();
+    await readAll({ path: folder, stats: folderStats });
+    expect(folderStats.wholeRead).toBeUndefined();
+
+    const lines = Array.from({ length: 50_000 }, (_, i) => `{"id":"${i}","text":"t ${i}"}`).join('\n');
+    const long = await put(root, 'whole-early.jsonl', lines);
+    const early = new CorpusStats();
+    for await (const entry of openCorpus({ path: long, idField: 'id', textField: 'text', stats: early })) {
+      if (entry.kind === 'document') break;
+    }
+    expect(early.wholeRead).toBeUndefined();
   });
 
   it('detects duplicates per call, not across calls', async () => {

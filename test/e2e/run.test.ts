@@ -2,7 +2,8 @@
  * `embedpipe run` as a user runs it: the built CLI in a child process, the emulator over real HTTP
  * with 30% of requests failing, the dataset read back by DuckDB and compared vector by vector.
  */
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -94,6 +95,53 @@ describe('embedpipe run', () => {
       documents: corpus.valid.size,
       rejects: corpus.rejectedLines.length,
     });
+    // Its malformed records sent the CSV reader back to the file's start: a whole read all the same.
+    const bytes = await readFile(corpusPath);
+    expect(manifest.input).toEqual({
+      path: corpusPath,
+      kind: 'file',
+      bytes: bytes.length,
+      files: 1,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    });
+  });
+
+  it('records the input as planning read it: the file is not read again at the switch', async () => {
+    const slow = await startEmulator({ faults: { latencyMs: 40 } });
+    try {
+      const input = join(root, 'read-once.jsonl');
+      const texts = ['漢字かな', '👩‍👩‍👧 and 🇯🇵', 'مرحبا', 'e\u0301\u0323', 'x'.repeat(300)];
+      const lines = Array.from({ length: 160 }, (_, i) =>
+        JSON.stringify({ id: `d${i}`, text: `${texts[i % 5]} ${i}` }),
+      );
+      const bytes = Buffer.from(`\uFEFF${lines.join('\r\n')}\r\n`);
+      await writeFile(input, bytes);
+      const out = join(root, 'read-once');
+      const envSlow = { EMBEDPIPE_BASE_URL: slow.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY };
+      const running = spawnCli(
+        [...runArgs(input, MODEL, '--out', out, ...SMALL_BATCHES, '--commit-interval', '0'), '--json'],
+        envSlow,
+      );
+      // Once batches are committed, the file (one read of it, well under a read's size) was read
+      // whole; it is moved away before the switch.
+      const building = join(`${out}.versions`, 'v000001');
+      while ((await readdir(building).catch(() => [])).filter((f) => f.endsWith('.parquet')).length < 2)
+        await new Promise((r) => setTimeout(r, 10));
+      await rename(input, `${input}.moved`);
+      const result = await running.result;
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ status: 'done', documents: 160 });
+      const manifest = JSON.parse(await readFile(join(out, '_manifest.json'), 'utf8'));
+      expect(manifest.input).toEqual({
+        path: input,
+        kind: 'file',
+        bytes: bytes.length,
+        files: 1,
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+      });
+    } finally {
+      await slow.close();
+    }
   });
 
   it('resumes after kill -9: the re-run embeds only what is missing and ends with the same dataset', async () => {

@@ -222,3 +222,58 @@ describe('the input digest of a folder', () => {
     });
   });
 });
+
+describe('the input digest of a file the run read to its end', () => {
+  const tally: RecordTotals = {
+    batches: 1,
+    rows: 1,
+    dims: 8,
+    promptTokens: 2,
+    cost: 0,
+    requests: 1,
+    retries: 0,
+    sent: 1,
+    reused: 0,
+    deduplicated: 0,
+    providers: new Set(['emu']),
+    failures: [],
+  };
+  const facts = (input: string, inputRead?: { sha256: string; bytes: number }) => ({
+    model: 'emu/embed-small',
+    dims: 8,
+    format: 'parquet' as const,
+    input,
+    ...(inputRead ? { inputRead } : {}),
+    gateway: { baseUrl: 'http://127.0.0.1:1/v1', emulator: true },
+    plan: {},
+    counts: { documents: 1, rejects: 0, failures: 0 },
+    tally,
+  });
+  const done = {
+    files: ['part-1.parquet'],
+    rows: 1,
+    dataset: { version: 'v000001', chunks: { sent: 1, reused: 0, deduplicated: 0 } },
+  };
+
+  it('is recorded as read, without reading the file again; without it the file is hashed at the switch', async () => {
+    const gone = join(root, 'read-then-removed.jsonl');
+    const read = { sha256: sha('{"id":"1","text":"t"}\n'), bytes: 22 };
+    expect((await manifestOf(facts(gone, read), done)).input).toEqual({
+      path: gone,
+      kind: 'file',
+      bytes: 22,
+      files: 1,
+      sha256: read.sha256,
+    });
+    await expect(manifestOf(facts(gone), done)).rejects.toThrow(/cannot read .*read-then-removed\.jsonl/);
+    const here = join(root, 'read-here.jsonl');
+    await writeFile(here, '{"id":"1","text":"t"}\n');
+    expect((await manifestOf(facts(here), done)).input).toEqual({
+      path: here,
+      kind: 'file',
+      bytes: 22,
+      files: 1,
+      sha256: read.sha256,
+    });
+  });
+});
