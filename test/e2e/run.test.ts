@@ -61,6 +61,15 @@ const env = () => ({ EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: EM
 /** The emulator's vectors, in chunks of at most 460 tokens. */
 const EMULATOR_CHUNKS = { vectorOf: (text: string) => embeddingFor(MODEL, text, 384), maxTokens: 460 };
 
+/** The manifest's `input` of a single file holding `bytes`. */
+const fileInput = (path: string, bytes: Buffer) => ({
+  path,
+  kind: 'file',
+  bytes: bytes.length,
+  files: 1,
+  sha256: createHash('sha256').update(bytes).digest('hex'),
+});
+
 describe('embedpipe run', () => {
   it('embeds every valid row exactly, rejects every bad one, and honours every Retry-After', async () => {
     const out = join(root, 'full');
@@ -96,14 +105,7 @@ describe('embedpipe run', () => {
       rejects: corpus.rejectedLines.length,
     });
     // Its malformed records sent the CSV reader back to the file's start: a whole read all the same.
-    const bytes = await readFile(corpusPath);
-    expect(manifest.input).toEqual({
-      path: corpusPath,
-      kind: 'file',
-      bytes: bytes.length,
-      files: 1,
-      sha256: createHash('sha256').update(bytes).digest('hex'),
-    });
+    expect(manifest.input).toEqual(fileInput(corpusPath, await readFile(corpusPath)));
   });
 
   it('records the input as planning read it: the file is not read again at the switch', async () => {
@@ -132,13 +134,7 @@ describe('embedpipe run', () => {
       expect(result.code, result.stderr).toBe(0);
       expect(JSON.parse(result.stdout)).toMatchObject({ status: 'done', documents: 160 });
       const manifest = JSON.parse(await readFile(join(out, '_manifest.json'), 'utf8'));
-      expect(manifest.input).toEqual({
-        path: input,
-        kind: 'file',
-        bytes: bytes.length,
-        files: 1,
-        sha256: createHash('sha256').update(bytes).digest('hex'),
-      });
+      expect(manifest.input).toEqual(fileInput(input, bytes));
     } finally {
       await slow.close();
     }
