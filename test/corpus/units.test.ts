@@ -205,4 +205,23 @@ describe('Utf8Buffer', () => {
     buffer.clear();
     expect(buffer.bytes().length).toBe(0);
   });
+
+  it('writes exactly what Buffer.from writes: short and long, ASCII or not at any place', () => {
+    const others = ['é', '漢', '😀', '\ud800', '\udc00', '\u0080', '\u007f', '\u0000', '\u2028', '\u0301'];
+    const texts: string[] = ['', 'a', 'doc-1', '0', 'f'.repeat(64)];
+    for (const length of [1, 2, 79, 80, 81, 200])
+      for (const other of others)
+        for (const place of [0, Math.floor(length / 2), length - 1]) {
+          const ascii = Array.from({ length }, (_, i) => String.fromCharCode(0x20 + ((i * 7) % 95)));
+          ascii[place] = other;
+          texts.push(ascii.join(''), ascii.slice(0, place).join(''));
+        }
+    const buffer = new Utf8Buffer(16);
+    const expected: Buffer[] = [];
+    for (const text of texts) {
+      expect(buffer.writeUtf8(text)).toBe(Buffer.byteLength(text));
+      expected.push(Buffer.from(text));
+    }
+    expect(buffer.bytes().equals(Buffer.concat(expected))).toBe(true);
+  });
 });
