@@ -581,6 +581,9 @@ describe('the commands the docs show', () => {
       '--no-turbo-inlining',
       '--heap-growing-percent',
       '--perf-basic-prof',
+      '--interpreted-frames-native-stack',
+      '--always-sparkplug',
+      '--no-lazy-feedback-allocation',
       '--stack-size',
     ];
     const known = new Set([...help.values()].flatMap((flags) => [...flags]));
