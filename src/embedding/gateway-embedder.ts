@@ -120,6 +120,10 @@ class BatchOutcome {
   /** Rows in batch order of their documents, each document's by chunk index (re-plans finish in any order). */
   #sortRows(): void {
     const order = new Map<string, number>();
+    // The documents as planned: one re-planned once its answer was in (cut silently) is answered
+    // after the others, and keeps its place.
+    for (const chunk of this.batch.chunks)
+      if (!order.has(chunk.documentId)) order.set(chunk.documentId, order.size);
     for (const chunk of this.chunks)
       if (!order.has(chunk.documentId)) order.set(chunk.documentId, order.size);
     const rows = this.chunks.map((chunk, i) => ({ chunk, vector: this.vectors[i]! }));

@@ -108,6 +108,28 @@ describe('GatewayEmbedder', () => {
     expect(sizing.calibration.current.budgetTokens).toBe(Math.floor(4096 * 0.9));
   });
 
+  it('gives rows in batch order when a document re-planned is answered after the ones planned after it', async () => {
+    // Cut silently (emu/embed-small truncates at 512 tokens), the first document is re-planned once
+    // its answer is in, with the others': its rows are answered last.
+    const model = 'emu/embed-small';
+    const sizing = sizingFor(model, 460, 0.05, 512);
+    const prose = Array.from({ length: 120 }, (_, i) => `Phrase ${i} d'un document ordinaire.`).join(' ');
+    const batch = plannedBatch(sizing, model, { prose, short: 'fits easily', last: 'ends it' });
+    const { instance } = embedder({ model, sizing });
+    const result = await instance.embedBatch(batch, signal);
+    expect(result.replanned).toEqual(['prose']);
+    const pieces = result.chunks.length - 2;
+    expect(pieces).toBeGreaterThan(1);
+    expect(result.chunks.map((c) => `${c.documentId}:${c.index}`)).toEqual([
+      ...Array.from({ length: pieces }, (_, i) => `prose:${i}`),
+      'short:0',
+      'last:0',
+    ]);
+    result.chunks.forEach((c, i) => {
+      expect(result.vectors[i]).toEqual(embeddingFor(model, c.text, 384));
+    });
+  });
+
   it('never keeps the vector of a text the gateway cut silently: the document is re-planned', async () => {
     // emu/embed-small truncates to 512 tokens without an error; the sizing underestimates its count.
     const model = 'emu/embed-small';
