@@ -584,6 +584,8 @@ describe('the commands the docs show', () => {
       '--interpreted-frames-native-stack',
       '--always-sparkplug',
       '--no-lazy-feedback-allocation',
+      '--no-use-osr',
+      '--no-turbo-loop-peeling',
       '--stack-size',
     ];
     const known = new Set([...help.values()].flatMap((flags) => [...flags]));
