@@ -57,6 +57,8 @@ export interface CorpusOptions {
   readonly stats?: CorpusStats;
   /** Called with the size of every piece of input read from disk (for a progress ETA). */
   readonly onBytes?: (bytes: number) => void;
+  /** Hash a single CSV or JSONL file as it is read: `stats.wholeRead` once read to its end. */
+  readonly digest?: boolean;
   /** Follow symlinks in a text folder that point outside it (default: each is a reject). */
   readonly followSymlinks?: boolean;
   /**
@@ -258,11 +260,12 @@ async function* read(options: CorpusOptions): AsyncGenerator<readonly CorpusEntr
       options.onBytes?.(bytes);
     },
     // A file's first read to its end (a CSV may be read twice: any whole read has the same bytes).
-    ...(!folder && {
-      onWhole: (whole: WholeRead) => {
-        stats.wholeRead ??= whole;
-      },
-    }),
+    ...(!folder &&
+      options.digest && {
+        onWhole: (whole: WholeRead) => {
+          stats.wholeRead ??= whole;
+        },
+      }),
   };
   const entries = reader(format, folder, reading, (total) => {
     stats.totalBytes = total;

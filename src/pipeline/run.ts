@@ -210,6 +210,8 @@ async function embedBatches(
       onReject,
       ...transcribe,
       batchStarts: { dir: run.dir, ...(session.current ? { formerDir: session.current.dir } : {}) },
+      // This process writes the manifest: the input is hashed as planning reads it.
+      digestInput: true,
     };
     for await (const batch of produce(input, stages.expected)) {
       await queue.push(batch);

@@ -158,19 +158,27 @@ function requireImageInput(
   );
 }
 
-/**
- * Corpus → (transcripts) → chunks → batches, counting as it goes; rejects go to `onReject`. An audio
- * corpus needs `transcribe`, the stage that turns its audio documents into transcripts;
- * `formerStarts` are the batch starts of the version replaced (planner.ts).
- */
+/** What a planning pass may also do. */
+export interface PlanningOptions {
+  /** Audio corpora: the stage that turns audio documents into transcripts. */
+  readonly transcribe?: TranscriptionStage | undefined;
+  /** The batch starts of the version replaced (planner.ts). */
+  readonly formerStarts?: ReadonlySet<string> | undefined;
+  /**
+   * Hash a CSV or JSONL input as it is read, into `stats.inputRead` once read to its end: what a
+   * run's manifest records. Off where no manifest follows (a dry run, a producer): it is work.
+   */
+  readonly digestInput?: boolean;
+}
+
+/** Corpus → (transcripts) → chunks → batches, counting as it goes; rejects go to `onReject`. */
 export function plannedBatches(
   settings: RunSettings,
   plan: RunPlan,
   sizing: RunSizing,
   stats: RunStats,
   onReject: (reject: Reject) => void,
-  transcribe?: TranscriptionStage,
-  formerStarts?: ReadonlySet<string>,
+  { transcribe, formerStarts, digestInput = false }: PlanningOptions = {},
 ): AsyncIterable<Batch> {
   const model = plan.model.id;
   const corpusStats = new CorpusStats();
@@ -178,6 +186,7 @@ export function plannedBatches(
     ...corpusOptions(settings),
     ...(plan.format ? { format: plan.format } : {}),
     stats: corpusStats,
+    digest: digestInput,
     onBytes: (n: number) => {
       // The reader knows the input's size (a file, or a folder's .txt/.md files) once it starts.
       stats.bytesRead += n;

@@ -35,6 +35,8 @@ export interface ProduceInput {
    * (batch-starts.ts).
    */
   readonly batchStarts?: { readonly dir: string; readonly formerDir?: string };
+  /** Hash the input as it is read, for the manifest this process writes (PlanningOptions.digestInput). */
+  readonly digestInput?: boolean;
 }
 
 /**
@@ -53,15 +55,11 @@ export async function* produce(input: ProduceInput, expected: PlanSink): AsyncGe
   // The version replaced's, never this one's own: a resumed attempt plans exactly what the first did.
   const formerStarts = formerDir ? await readBatchStarts(formerDir, startsPlan) : undefined;
   const starts = dir ? new BatchStartsFile(dir, startsPlan) : undefined;
-  const batches = plannedBatches(
-    settings,
-    plan,
-    sizing,
-    stats,
-    input.onReject,
-    input.transcribe,
+  const batches = plannedBatches(settings, plan, sizing, stats, input.onReject, {
+    transcribe: input.transcribe,
     formerStarts,
-  );
+    digestInput: input.digestInput ?? false,
+  });
   try {
     yield* carriedOrSent(input, batches, expected, starts);
   } finally {

@@ -53,14 +53,9 @@ export async function countWorkToSend(input: CountInput): Promise<{ toSend: Work
     maxInputs: settings.maxInputs,
     maxTokens: settings.maxTokensPerRequest,
   });
-  const batches = plannedBatches(
-    settings,
-    plan,
-    sizing,
-    stats,
-    input.onReject ?? (() => {}),
-    input.transcribe,
-  );
+  const batches = plannedBatches(settings, plan, sizing, stats, input.onReject ?? (() => {}), {
+    transcribe: input.transcribe,
+  });
   try {
     for await (const batch of batches) {
       stats.ledger.plan(batch.batchId);

@@ -94,24 +94,35 @@ describe('openCorpus', () => {
       ['whole.csv', csv],
     ] as const) {
       const stats = new CorpusStats();
-      await readAll({ path: await put(root, name, content), stats });
+      const path = await put(root, name, content);
+      await readAll({ path, stats, digest: true });
       expect(stats.wholeRead).toEqual({ sha256: digest(content), bytes: Buffer.byteLength(content) });
+      // Only when asked: a dry run or a producer writes no manifest.
+      const unasked = new CorpusStats();
+      await readAll({ path, stats: unasked });
+      expect(unasked.wholeRead).toBeUndefined();
     }
     const gz = await put(root, 'whole.jsonl.gz', gzipSync(jsonl));
     const gzStats = new CorpusStats();
-    await readAll({ path: gz, stats: gzStats, format: 'jsonl' });
+    await readAll({ path: gz, stats: gzStats, format: 'jsonl', digest: true });
     expect(gzStats.wholeRead?.sha256).toBe(digest(await readFile(gz)));
 
     const folder = join(root, 'whole-folder');
     await put(folder, 'a.txt', 'aaaa');
     const folderStats = new CorpusStats();
-    await readAll({ path: folder, stats: folderStats });
+    await readAll({ path: folder, stats: folderStats, digest: true });
     expect(folderStats.wholeRead).toBeUndefined();
 
     const lines = Array.from({ length: 50_000 }, (_, i) => `{"id":"${i}","text":"t ${i}"}`).join('\n');
     const long = await put(root, 'whole-early.jsonl', lines);
     const early = new CorpusStats();
-    for await (const entry of openCorpus({ path: long, idField: 'id', textField: 'text', stats: early })) {
+    for await (const entry of openCorpus({
+      path: long,
+      idField: 'id',
+      textField: 'text',
+      stats: early,
+      digest: true,
+    })) {
       if (entry.kind === 'document') break;
     }
     expect(early.wholeRead).toBeUndefined();
