@@ -63,12 +63,10 @@ export async function* inputBytes(
   { readBytes = SMALL_READS, reuseBuffers = false, onWhole }: InputReadOptions = {},
 ): AsyncGenerator<Buffer> {
   const digest = onWhole && new DigestOfRead(onWhole);
-  const onRead = digest
-    ? (piece: Buffer) => {
-        digest.add(piece);
-        onBytes(piece.length);
-      }
-    : (piece: Buffer) => onBytes(piece.length);
+  const onRead = (piece: Buffer) => {
+    digest?.add(piece);
+    onBytes(piece.length);
+  };
   if (await isGzipFile(path)) yield* gunzipped(path, file, onRead, readBytes, digest);
   else yield* plainBytes(path, onRead, readBytes, reuseBuffers, digest);
 }

@@ -1,3 +1,4 @@
+import type { WholeRead } from '../corpus/input-stream.js';
 import type { Pacing } from '../domain.js';
 import { Ledger } from './ledger.js';
 
@@ -22,7 +23,7 @@ export class RunStats {
   /** When the last batch was committed, before finalizing (compaction, manifest). */
   embeddingEndedAt: number | undefined;
   /** The input file's sha256 and size, as planning read it to its end (CorpusStats.wholeRead). */
-  inputRead: { readonly sha256: string; readonly bytes: number } | undefined;
+  inputRead: WholeRead | undefined;
   retries = 0;
   /** Tokens the gateway reported (usage.prompt_tokens), for this run's requests only (probes too). */
   gatewayTokens = 0;

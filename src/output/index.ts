@@ -16,7 +16,7 @@ export {
   parsePartFileName,
   type WrittenPart,
 } from './dataset.js';
-export { digestInput } from './input-digest.js';
+export { digestInput, fileInput } from './input-digest.js';
 export { CALIBRATION_FILE, FAILURES_FILE, JsonlFile, REJECTS_FILE, sideFile } from './jsonl.js';
 export {
   formatUsd,

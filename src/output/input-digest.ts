@@ -15,6 +15,7 @@ import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import type { WholeRead } from '../corpus/input-stream.js';
 import { OutputError } from '../errors.js';
 import { SYNC_READ_BYTES } from '../files/sync-read.js';
 import { sortedByUtf8 } from '../files/utf8-order.js';
@@ -61,6 +62,11 @@ function isFileSystemError(error: unknown): boolean {
   return typeof (error as NodeJS.ErrnoException | undefined)?.code === 'string';
 }
 
+/** The manifest's `input` of a single file whose bytes hash to `read.sha256`. */
+export function fileInput(path: string, read: WholeRead): ManifestInput {
+  return { path, kind: 'file', bytes: read.bytes, files: 1, sha256: read.sha256 };
+}
+
 /** The manifest's `input`: path, kind, bytes, file count and sha256 of a file or folder. */
 export async function digestInput(path: string, options: DigestOptions = {}): Promise<ManifestInput> {
   let info: Awaited<ReturnType<typeof stat>>;
@@ -69,10 +75,7 @@ export async function digestInput(path: string, options: DigestOptions = {}): Pr
   } catch (error) {
     throw new OutputError(`cannot read ${path}: ${messageOf(error)}`, { cause: error });
   }
-  if (!info.isDirectory()) {
-    const { bytes, sha256 } = await sha256File(path);
-    return { path, kind: 'file', bytes, files: 1, sha256 };
-  }
+  if (!info.isDirectory()) return fileInput(path, await sha256File(path));
 
   const files: FoundFile[] = [];
   await walk(path, '', new Set([`${info.dev}:${info.ino}`]), options.include ?? (() => true), files);

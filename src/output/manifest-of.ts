@@ -1,9 +1,11 @@
 /** The manifest of a finished dataset version, from the run's facts and its committed batch records. */
+import type { WholeRead } from '../corpus/input-stream.js';
 import { isAudioFileName, isImageFileName, isTextFileName } from '../files/file-kinds.js';
 import type { RecordTotals } from '../observability/ledger.js';
 import { TOOL } from '../version.js';
 import {
   digestInput,
+  fileInput,
   formatUsd,
   type Manifest,
   type ManifestContract,
@@ -20,7 +22,7 @@ export interface ManifestFacts {
   /** The corpus (hashed into the manifest). */
   readonly input: string;
   /** The input file's sha256 and size as the run read it to its end: recorded without reading it again. */
-  readonly inputRead?: { readonly sha256: string; readonly bytes: number } | undefined;
+  readonly inputRead?: WholeRead | undefined;
   readonly gateway: { readonly baseUrl: string; readonly emulator: boolean };
   readonly plan: Readonly<Record<string, unknown>>;
   /** The version's chunks are not among them: its rows (counted from its files) and its failures. */
@@ -67,13 +69,7 @@ export async function manifestOf(
     format: facts.format,
     providers: [...tally.providers].sort(),
     input: facts.inputRead
-      ? {
-          path: facts.input,
-          kind: 'file',
-          bytes: facts.inputRead.bytes,
-          files: 1,
-          sha256: facts.inputRead.sha256,
-        }
+      ? fileInput(facts.input, facts.inputRead)
       : // A folder's digest lists the files the run reads: with images (plan.images), those too.
         await digestInput(facts.input, {
           include:
