@@ -3,8 +3,8 @@
  * same checks, in the same order, with the same stable reject wording for every reader.
  */
 import type { AudioRef, CorpusEntry, ImageRef } from '../domain.js';
+import type { WholeRead } from '../files/whole-read.js';
 import type { IdRegistry } from './ids.js';
-import type { WholeRead } from './input-stream.js';
 import type { TextDecoding } from './utf8.js';
 
 /**

@@ -10,6 +10,7 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import { UsageError } from '../errors.js';
+import type { WholeRead } from '../files/whole-read.js';
 
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
 /** Node's read size for file streams: what a reader whose memory bound counts in reads keeps (CSV). */
@@ -31,12 +32,6 @@ export async function isGzipFile(path: string): Promise<boolean> {
   } finally {
     await handle.close();
   }
-}
-
-/** sha256 (hex) and size of a file's bytes as one read took them, from its first byte to its end. */
-export interface WholeRead {
-  readonly sha256: string;
-  readonly bytes: number;
 }
 
 /** How an input file is read. */

@@ -1,4 +1,4 @@
-import type { WholeRead } from './input-stream.js';
+import type { WholeRead } from '../files/whole-read.js';
 
 /**
  * Running totals of one corpus read, for progress and ETA displays. openCorpus updates the object

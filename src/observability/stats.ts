@@ -1,5 +1,5 @@
-import type { WholeRead } from '../corpus/input-stream.js';
 import type { Pacing } from '../domain.js';
+import type { WholeRead } from '../files/whole-read.js';
 import { Ledger } from './ledger.js';
 
 /**

@@ -15,10 +15,10 @@ import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { WholeRead } from '../corpus/input-stream.js';
 import { OutputError } from '../errors.js';
 import { SYNC_READ_BYTES } from '../files/sync-read.js';
 import { sortedByUtf8 } from '../files/utf8-order.js';
+import type { WholeRead } from '../files/whole-read.js';
 import { messageOf } from './fs-errors.js';
 import type { ManifestInput } from './manifest.js';
 

@@ -1,6 +1,7 @@
 /** The manifest of a finished dataset version, from the run's facts and its committed batch records. */
-import type { WholeRead } from '../corpus/input-stream.js';
+
 import { isAudioFileName, isImageFileName, isTextFileName } from '../files/file-kinds.js';
+import type { WholeRead } from '../files/whole-read.js';
 import type { RecordTotals } from '../observability/ledger.js';
 import { TOOL } from '../version.js';
 import {

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { inputBytes, type WholeRead } from '../../src/corpus/input-stream.js';
+import { inputBytes } from '../../src/corpus/input-stream.js';
+import type { WholeRead } from '../../src/files/whole-read.js';
 import { put, readBrief, tempFolder } from './helpers.js';
 
 const folder = await tempFolder();
