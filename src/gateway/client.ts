@@ -19,6 +19,7 @@ import { parseRetryAfter } from '../retry/retry-after.js';
 import { type Clock, now as defaultNow, type Now, onAbort } from '../retry/timing.js';
 import { AdaptiveWindow } from '../retry/window.js';
 import { bodyTextOf, parseEmbeddingsBody, parseJsonBody } from './answer-body.js';
+import { AnswerBuffers } from './answer-buffers.js';
 import {
   decodeEmbeddings,
   decodeMembers,
@@ -234,6 +235,8 @@ export class GatewayClient {
   readonly #budget: RateBudget;
   /** Request bodies written as UTF-8 without one string of the whole (json-body.ts). */
   readonly #bodies = new JsonBodyWriter();
+  /** Answers' bodies, each given back once parsed (#send). */
+  readonly #answers = new AnswerBuffers();
   #closed = false;
 
   constructor(options: GatewayClientOptions) {
@@ -447,6 +450,24 @@ export class GatewayClient {
       const { status } = response;
       wire?.release(ticket, status === 429 ? 'limited' : status >= 200 && status < 300 ? 'ok' : 'other');
     }
+    try {
+      return await this.#answered(route, opts, response, sentAt, decode, billedTokens);
+    } finally {
+      // Nothing parsed from it holds a view of it (strings and vectors are copies).
+      this.#answers.giveBack(response.body);
+    }
+  }
+
+  /** What an answer says: its result, or the error its status and body mean. */
+  async #answered<T>(
+    route: Route,
+    opts: CallOptions,
+    response: RawResponse,
+    sentAt: number,
+    decode: (json: unknown) => T,
+    billedTokens: ((result: T) => number | undefined) | undefined,
+  ): Promise<T> {
+    const paced = route.key === 'api';
     const { status, headers, body } = response;
     if (paced && status === 429)
       await this.#budget.limited(
@@ -552,7 +573,7 @@ export class GatewayClient {
       // Closed the moment the status line and headers arrive, before the body is read and the slot
       // handed on: nothing more goes out on this key.
       this.#closeGate(route.key, response.statusCode, response.headers);
-      const body = Buffer.from(await response.body.arrayBuffer());
+      const body = await this.#answers.read(response.body, contentLength(response.headers));
       this.#onResponse?.({
         path: route.path,
         status: response.statusCode,
@@ -648,4 +669,11 @@ function estimateTokens(input: EmbeddingsRequestBody['input']): number {
     else for (const part of item.content) if (part.type === 'text') bytes += Buffer.byteLength(part.text);
   }
   return Math.ceil(bytes / 3);
+}
+
+/** An answer's announced body length; undefined when absent or not a length. */
+function contentLength(headers: RawResponse['headers']): number | undefined {
+  const value = headers['content-length'];
+  const bytes = typeof value === 'string' ? Number(value) : Number.NaN;
+  return Number.isSafeInteger(bytes) && bytes >= 0 ? bytes : undefined;
 }

@@ -219,7 +219,9 @@ function sharedBase64Buffer(
   }
   if (bytes === 0 || bytes % 4 !== 0) return undefined;
   const dims = bytes / 4;
-  const buffer = new Float32Array(dims * items.length);
+  // Uninitialized: each position is written by its decode, or the answer is refused.
+  const count = dims * items.length;
+  const buffer = new Float32Array(Buffer.allocUnsafeSlow(count * 4).buffer, 0, count);
   return (position) => buffer.subarray(position * dims, (position + 1) * dims);
 }
 

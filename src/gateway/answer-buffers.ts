@@ -1,0 +1,90 @@
+/**
+ * Answer bodies read into buffers that are used again. An embeddings answer is hundreds of KB: read
+ * through undici's `arrayBuffer()`, each was a fresh zero-filled allocation, and glibc mapped the
+ * memory anew after every collection had freed the last ones, page faults and zeroing on the run's
+ * own core (docs/benchmarks.md, "a thirty-second session"). Here a body is read into a kept buffer
+ * and given back once it is parsed; what is kept is bounded.
+ *
+ * A body handed out must be given back once, after nothing reads it any more: the next answer is
+ * written into the same memory.
+ */
+import type { Readable } from 'node:stream';
+
+/** Buffers kept for the next answers: enough for every request in flight at the default window. */
+const KEPT_BUFFERS = 16;
+/** A buffer larger than this (a rare, huge answer) is let go rather than kept. */
+const LARGEST_KEPT = 8 * 2 ** 20;
+/** Room for a body of unannounced length, to begin with. */
+const FIRST_BYTES = 64 * 2 ** 10;
+
+export class AnswerBuffers {
+  readonly #free: ArrayBuffer[] = [];
+
+  /**
+   * The stream's bytes in one buffer of the pool; `expectedBytes` (the content-length, when sent)
+   * sizes it at once. Rejects as the stream fails, or when it closes before its end.
+   */
+  read(stream: Readable, expectedBytes: number | undefined): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      let store = this.#take(expectedBytes ?? FIRST_BYTES);
+      let view = Buffer.from(store);
+      let length = 0;
+      let settled = false;
+      const settle = (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        stream.off('data', onData);
+        if (error === undefined) resolve(view.subarray(0, length));
+        else {
+          this.#keep(store);
+          reject(error);
+        }
+      };
+      const onData = (chunk: Buffer) => {
+        if (length + chunk.length > view.length) {
+          const bigger = this.#take(Math.max(2 * view.length, length + chunk.length));
+          const biggerView = Buffer.from(bigger);
+          view.copy(biggerView, 0, 0, length);
+          this.#keep(store);
+          store = bigger;
+          view = biggerView;
+        }
+        length += chunk.copy(view, length);
+      };
+      stream.on('data', onData);
+      stream.once('end', () => settle(undefined));
+      stream.once('error', (error) => settle(error));
+      stream.once('close', () => settle(new Error('the answer ended before its body did')));
+    });
+  }
+
+  /** A body from `read` is no longer read: its buffer serves the next answer. */
+  giveBack(body: Buffer): void {
+    this.#keep(body.buffer as ArrayBuffer);
+  }
+
+  /** A kept buffer of at least `bytes`, the smallest there is; a new one when none is large enough. */
+  #take(bytes: number): ArrayBuffer {
+    let best = -1;
+    for (let i = 0; i < this.#free.length; i++) {
+      const size = this.#free[i]!.byteLength;
+      if (size >= bytes && (best < 0 || size < this.#free[best]!.byteLength)) best = i;
+    }
+    if (best >= 0) return this.#free.splice(best, 1)[0]!;
+    // Uninitialized: every byte handed out is one the stream wrote.
+    return Buffer.allocUnsafeSlow(Math.max(bytes, FIRST_BYTES)).buffer as ArrayBuffer;
+  }
+
+  #keep(store: ArrayBuffer): void {
+    if (store.byteLength > LARGEST_KEPT || this.#free.includes(store)) return;
+    if (this.#free.length >= KEPT_BUFFERS) {
+      // The smallest goes: answers of one run are much alike, and the larger serves more of them.
+      let smallest = 0;
+      for (let i = 1; i < this.#free.length; i++)
+        if (this.#free[i]!.byteLength < this.#free[smallest]!.byteLength) smallest = i;
+      if (this.#free[smallest]!.byteLength >= store.byteLength) return;
+      this.#free.splice(smallest, 1);
+    }
+    this.#free.push(store);
+  }
+}
