@@ -119,6 +119,7 @@ class BatchOutcome {
 
   /** Rows in batch order of their documents, each document's by chunk index (re-plans finish in any order). */
   #sortRows(): void {
+    if (this.#asPlanned()) return;
     const order = new Map<string, number>();
     // The documents as planned: one re-planned once its answer was in (cut silently) is answered
     // after the others, and keeps its place.
@@ -135,6 +136,23 @@ class BatchOutcome {
       this.chunks[i] = row.chunk;
       this.vectors[i] = row.vector;
     });
+  }
+
+  /**
+   * Whether the rows are the batch's chunks as planned, in plan order (nearly every batch: nothing
+   * re-planned, nothing failed): the planner keeps a document's chunks together in index order, so
+   * they are sorted already and the sort is skipped.
+   */
+  #asPlanned(): boolean {
+    const planned = this.batch.chunks;
+    if (this.chunks.length !== planned.length) return false;
+    for (let i = 0; i < planned.length; i++) {
+      const chunk = planned[i]!;
+      if (this.chunks[i] !== chunk) return false;
+      const before = planned[i - 1];
+      if (before?.documentId === chunk.documentId && before.index >= chunk.index) return false;
+    }
+    return true;
   }
 
   /** Forgets what this batch holds of a document (its old plan, before a re-plan). */
