@@ -220,6 +220,8 @@ export class RunSizing implements ChunkSizing {
   }
 
   isStale(chunk: Chunk, batchId: string): boolean {
+    // Nothing re-planned (nearly every run): no lookup per chunk.
+    if (this.#owners.size === 0 && this.#restoredOwners.size === 0) return false;
     const restored = this.#restoredOwners.get(chunk.documentId);
     if (restored !== undefined && restored !== batchId) return true;
     const owner = this.#owners.get(chunk.documentId);

@@ -44,6 +44,11 @@ export interface ReuseOptions {
   readonly pool?: SendPoolLimits | undefined;
 }
 
+/** What a batch's answer gives the batches waiting on its texts: the vector of a text it sent, by hash. */
+interface SentTexts {
+  get(hash: string): Float32Array | undefined;
+}
+
 /** A batch's chunks sorted before its request (ReusingEmbedder.#claim). */
 interface Claim {
   /** Vectors not sent for this batch: stored ones, then copies and other batches' answers. */
@@ -51,11 +56,12 @@ interface Claim {
   /** Of those, the ones from this run's own texts (its record counts them apart). */
   readonly fromRun: Set<Chunk>;
   /** Chunks whose text another batch has in flight: that batch's answer. */
-  readonly waiting: Map<Chunk, Promise<ReadonlyMap<string, Float32Array>>>;
+  readonly waiting: Map<Chunk, Promise<SentTexts>>;
   /** Chunks whose text an earlier chunk of this batch sends: that chunk. */
   readonly sameBatch: Map<Chunk, Chunk>;
-  /** The texts this batch sends and has in flight, by hash. */
-  readonly firstOf: Map<string, Chunk>;
+  /** The first chunk of each text this batch sends and has in flight. */
+  readonly firsts: Chunk[];
+  /** In batch order. */
   readonly toSend: Chunk[];
 }
 
@@ -65,7 +71,7 @@ export class ReusingEmbedder {
    * Texts sent by this run and not committed yet: hash → the answer of the batch sending it (one
    * promise per batch, not per text: this map sees every chunk of the run).
    */
-  readonly #inFlight = new Map<string, Promise<ReadonlyMap<string, Float32Array>>>();
+  readonly #inFlight = new Map<string, Promise<SentTexts>>();
 
   readonly #pool: SendPool | undefined;
 
@@ -82,17 +88,17 @@ export class ReusingEmbedder {
       fromRun: new Set(),
       waiting: new Map(),
       sameBatch: new Map(),
-      firstOf: new Map(),
+      firsts: [],
       toSend: [],
     };
-    let answer!: (vectors: ReadonlyMap<string, Float32Array>) => void;
-    const answering = new Promise<ReadonlyMap<string, Float32Array>>((resolve) => {
+    let answer!: (texts: SentTexts) => void;
+    const answering = new Promise<SentTexts>((resolve) => {
       answer = resolve;
     });
     // Batches waiting on this batch's texts send them themselves.
     const giveUp = () => {
-      answer(new Map());
-      for (const hash of claim.firstOf.keys()) this.#inFlight.delete(hash);
+      answer(NOTHING_SENT);
+      for (const chunk of claim.firsts) this.#inFlight.delete(chunk.hash);
     };
     try {
       // A chunk another batch re-planned is sent as planned and dropped at commit (see RunSizing).
@@ -101,7 +107,7 @@ export class ReusingEmbedder {
       );
       // Stored vectors in one lookup (the index reads each file's rows together); from here on
       // nothing waits, so no other batch can take a text in flight between check and claim.
-      const found = await index.vectors(candidates.map((chunk) => chunk.hash));
+      const found = candidates.length > 0 ? await index.vectors(candidates.map((chunk) => chunk.hash)) : [];
       this.#claim(batch, index, candidates, found, answering, claim);
     } catch (error) {
       giveUp();
@@ -121,7 +127,8 @@ export class ReusingEmbedder {
       giveUp();
       throw error;
     }
-    const answered = this.#answered(sent, claim.firstOf, answer);
+    let answered = new Answered(sent, toSend);
+    this.#answered(answered, claim.firsts, answer);
 
     // Copies within the batch, and texts other batches had in flight.
     const again: Chunk[] = [];
@@ -137,9 +144,9 @@ export class ReusingEmbedder {
     }
     if (again.length > 0) {
       sent = merge(sent, await embedder.embedBatch({ ...batch, chunks: again }, signal));
-      for (const [i, chunk] of sent.chunks.entries()) answered.set(chunk, sent.vectors[i]!);
+      answered = new Answered(sent, undefined);
     }
-    return this.#assembled(batch, sent, answered, claim);
+    return this.#assembled(batch, answered, claim);
   }
 
   /**
@@ -152,30 +159,33 @@ export class ReusingEmbedder {
     index: StoredVectors,
     candidates: readonly Chunk[],
     found: readonly (Float32Array | undefined)[],
-    answering: Promise<ReadonlyMap<string, Float32Array>>,
+    answering: Promise<SentTexts>,
     claim: Claim,
   ): void {
     const { sizing, stats, dims } = this.#options;
-    const storedOf = new Map(candidates.map((chunk, i) => [chunk, found[i] && keepDims(found[i], dims)]));
+    const inFlight = this.#inFlight;
+    // The candidates are some of the batch's chunks, in batch order: found[c] is candidates[c]'s.
+    let c = 0;
     for (const chunk of batch.chunks) {
+      const storedVector = candidates[c] === chunk ? found[c++] : undefined;
+      // (A chunk re-planned by another batch while the stored vectors were read is stale now.)
       const stale = sizing.isStale(chunk, batch.batchId);
-      const stored = stale ? undefined : storedOf.get(chunk);
+      const stored = stale || storedVector === undefined ? undefined : keepDims(storedVector, dims);
       if (stored) {
         claim.vectors.set(chunk, stored);
         if (index.origin(chunk.hash) === 'run') claim.fromRun.add(chunk);
         stats.tokensReused += chunk.tokens;
         continue;
       }
-      const first = stale ? undefined : claim.firstOf.get(chunk.hash);
-      const pending = stale || first ? undefined : this.#inFlight.get(chunk.hash);
-      if (first) claim.sameBatch.set(chunk, first);
+      const pending = stale ? undefined : inFlight.get(chunk.hash);
+      if (pending === answering) claim.sameBatch.set(chunk, firstOf(claim.firsts, chunk.hash));
       else if (pending) claim.waiting.set(chunk, pending);
       else {
         if (!stale) {
-          claim.firstOf.set(chunk.hash, chunk);
+          claim.firsts.push(chunk);
           // In flight from here on: a batch planned meanwhile waits for this answer instead of
           // sending the text too.
-          this.#inFlight.set(chunk.hash, answering);
+          inFlight.set(chunk.hash, answering);
         }
         claim.toSend.push(chunk);
       }
@@ -183,34 +193,37 @@ export class ReusingEmbedder {
   }
 
   /**
-   * The vectors the request answered, by chunk; the batches waiting on this batch's texts are given
-   * theirs, and a text it did not embed (its document re-planned, its input failed) is no longer
-   * in flight.
+   * Gives the batches waiting on this batch's texts theirs; a text it did not embed (its document
+   * re-planned, its input failed) is no longer in flight.
    */
-  #answered(
-    sent: EmbeddedBatch,
-    firstOf: ReadonlyMap<string, Chunk>,
-    answer: (vectors: ReadonlyMap<string, Float32Array>) => void,
-  ): Map<Chunk, Float32Array> {
-    const answered = new Map<Chunk, Float32Array>();
-    for (const [i, chunk] of sent.chunks.entries()) answered.set(chunk, sent.vectors[i]!);
-    const byHash = new Map<string, Float32Array>();
-    for (const [hash, chunk] of firstOf) {
-      const vector = answered.get(chunk);
-      if (vector) byHash.set(hash, vector);
-      else this.#inFlight.delete(hash);
+  #answered(answered: Answered, firsts: readonly Chunk[], answer: (texts: SentTexts) => void): void {
+    if (!answered.holdsEverySent) {
+      for (const chunk of firsts) if (!answered.get(chunk)) this.#inFlight.delete(chunk.hash);
     }
-    answer(byHash);
-    return answered;
+    // Built only when a batch asks (seldom: the same text in two batches in flight at once).
+    let byHash: Map<string, Float32Array> | undefined;
+    answer({
+      get(hash) {
+        if (byHash === undefined) {
+          byHash = new Map();
+          for (const chunk of firsts) {
+            const vector = answered.get(chunk);
+            if (vector) byHash.set(chunk.hash, vector);
+          }
+        }
+        return byHash.get(hash);
+      },
+    });
   }
 
   /** The batch's rows in batch order; chunks of documents the requests re-planned (new chunk objects) after. */
-  #assembled(
-    batch: Batch,
-    sent: EmbeddedBatch,
-    answered: ReadonlyMap<Chunk, Float32Array>,
-    claim: Claim,
-  ): EmbeddedBatch {
+  #assembled(batch: Batch, answered: Answered, claim: Claim): EmbeddedBatch {
+    const { sent } = answered;
+    const kept = (vectors: readonly Float32Array[]) =>
+      this.#options.dims === undefined ? vectors : vectors.map((vector) => this.#kept(vector));
+    // Nearly every batch: every chunk sent, and answered as sent.
+    if (answered.holdsEverySent && claim.toSend.length === batch.chunks.length && sent.replanned.length === 0)
+      return { ...sent, batchId: batch.batchId, chunks: sent.chunks, vectors: kept(sent.vectors) };
     const replanned = new Set(sent.replanned);
     const chunks: Chunk[] = [];
     const out: Float32Array[] = [];
@@ -232,12 +245,11 @@ export class ReusingEmbedder {
       chunks.push(chunk);
       out.push(sent.vectors[i]!);
     }
-    const kept = this.#options.dims === undefined ? out : out.map((vector) => this.#kept(vector));
     return {
       ...sent,
       batchId: batch.batchId,
       chunks,
-      vectors: kept,
+      vectors: kept(out),
       ...(reused > 0 ? { reused } : {}),
       ...(deduplicated > 0 ? { deduplicated } : {}),
     };
@@ -271,6 +283,45 @@ export class ReusingEmbedder {
     into.set(chunk, vector);
     fromRun.add(chunk);
     this.#options.stats.tokensReused += chunk.tokens;
+  }
+}
+
+/** The answer of a batch that sent nothing, or gave up. */
+const NOTHING_SENT: SentTexts = { get: () => undefined };
+
+/** The first chunk of `firsts` with this text (a copy later in the batch is rare: a scan is enough). */
+function firstOf(firsts: readonly Chunk[], hash: string): Chunk {
+  const first = firsts.find((chunk) => chunk.hash === hash);
+  if (first === undefined) throw new Error(`no chunk of this batch sends the text ${hash}`);
+  return first;
+}
+
+/**
+ * The vectors a request answered, by chunk. Nearly always its rows are the chunks sent, in order;
+ * a map of them is made only when something looks one up.
+ */
+class Answered {
+  /** Whether the answer's rows are exactly the chunks sent, in order. */
+  readonly holdsEverySent: boolean;
+  #byChunk: Map<Chunk, Float32Array> | undefined;
+
+  constructor(
+    readonly sent: EmbeddedBatch,
+    toSend: readonly Chunk[] | undefined,
+  ) {
+    this.holdsEverySent =
+      toSend !== undefined &&
+      sent.chunks.length === toSend.length &&
+      sent.chunks.every((chunk, i) => chunk === toSend[i]);
+  }
+
+  get(chunk: Chunk): Float32Array | undefined {
+    if (this.#byChunk === undefined) {
+      const { chunks, vectors } = this.sent;
+      this.#byChunk = new Map();
+      for (let i = 0; i < chunks.length; i++) this.#byChunk.set(chunks[i]!, vectors[i]!);
+    }
+    return this.#byChunk.get(chunk);
   }
 }
 

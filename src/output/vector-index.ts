@@ -82,7 +82,7 @@ export class VectorIndex implements StoredVectors {
    */
   readonly #recent = new Map<
     number,
-    { readonly hashes: readonly string[]; readonly vectors: readonly Float32Array[] }
+    { readonly hashes: readonly string[]; readonly vectors: readonly Float32Array[]; readonly bytes: number }
   >();
   #recentBytes = 0;
   readonly #reused = new VectorCache(CACHE_BYTES);
@@ -129,12 +129,13 @@ export class VectorIndex implements StoredVectors {
   }
 
   #keepRecent(file: number, hashes: readonly string[], vectors: readonly Float32Array[]): void {
-    this.#recent.set(file, { hashes, vectors });
-    this.#recentBytes += bytesOf(vectors);
+    const bytes = bytesOf(vectors);
+    this.#recent.set(file, { hashes, vectors, bytes });
+    this.#recentBytes += bytes;
     for (const [oldest, kept] of this.#recent) {
       if (this.#recentBytes <= CACHE_BYTES || oldest === file) break;
       this.#recent.delete(oldest);
-      this.#recentBytes -= bytesOf(kept.vectors);
+      this.#recentBytes -= kept.bytes;
     }
   }
 

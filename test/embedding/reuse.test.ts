@@ -291,6 +291,50 @@ describe('ReusingEmbedder', () => {
     await third;
   });
 
+  it('lets the waiting batch send a text the other batch’s answer left out (its input failed), and copies within it', async () => {
+    const { index } = await indexOver({});
+    const { reuse, embedder } = reusing(index, { manual: true });
+    const firstChunks = [chunk('a', 0, 'kept'), chunk('a', 1, 'refused'), chunk('a', 2, 'kept')];
+    const first = watch(reuse.embed(batch('b1', firstChunks), signal));
+    const second = watch(
+      reuse.embed(
+        batch('b2', [chunk('b', 0, 'refused'), chunk('b', 1, 'kept'), chunk('b', 2, 'own')]),
+        signal,
+      ),
+    );
+    await until(() => embedder.calls.length === 2, 'both requests');
+    expect(embedder.calls.map((c) => c.texts)).toEqual([['kept', 'refused'], ['own']]);
+    // The first request answers 'kept' alone: 'refused' failed there.
+    const sent = embedder.calls[0]!.batch;
+    const keptChunk = sent.chunks[0]!;
+    embedder.calls[0]!.answer({
+      ...outcome(sent, [keptChunk], [answerFor('kept')]),
+      failures: [{ documentId: 'a', chunkIndex: 1, batchId: 'b1', message: 'refused' }],
+    });
+    embedder.calls[1]!.answer();
+    const one = await first.promise;
+    expect(rows(one)).toEqual(['a#0', 'a#2']);
+    expect(vectorsOf(one)).toEqual([Array.from(answerFor('kept')), Array.from(answerFor('kept'))]);
+
+    await until(() => embedder.calls.length === 3, 'the second batch sending the refused text');
+    expect(embedder.calls[2]!.texts).toEqual(['refused']);
+    embedder.calls[2]!.answer();
+    const two = await second.promise;
+    expect(rows(two)).toEqual(['b#0', 'b#1', 'b#2']);
+    expect(vectorsOf(two)).toEqual([
+      Array.from(answerFor('refused')),
+      Array.from(answerFor('kept')),
+      Array.from(answerFor('own')),
+    ]);
+
+    // The refused text is not in flight any more: a later batch sends it.
+    const third = reuse.embed(batch('b3', [chunk('c', 0, 'refused')]), signal);
+    await until(() => embedder.calls.length === 4, 'the third batch');
+    expect(embedder.calls[3]!.texts).toEqual(['refused']);
+    embedder.calls[3]!.answer();
+    await third;
+  });
+
   it.each([
     ['before', true],
     ['after', false],
