@@ -100,32 +100,13 @@ export function decodeEmbeddings(body: unknown, inputCount: number): EmbeddingsR
   });
   const targets = placements(items);
 
-  const vectors = new Array<Float32Array>(inputCount);
-  let dims = 0;
-  let floats = 0;
   // Base64 vectors are decoded into one buffer for the whole answer, each a view of its own rows:
   // one allocation per request instead of one per vector (each is a backing store the GC tracks).
-  const shared = sharedBase64Buffer(items);
-  for (let position = 0; position < items.length; position++) {
-    const where = `data[${position}].embedding`;
-    const embedding = items[position]!.embedding;
-    let vector: Float32Array;
-    if (typeof embedding === 'string') {
-      vector = decodeBase64Float32(embedding, where, shared?.(position));
-    } else if (Array.isArray(embedding)) {
-      vector = floatsFrom(embedding, where);
-      floats++;
-    } else {
-      throw new ShapeError(`${where} is ${describe(embedding)}, not a float array or base64 string`);
-    }
-    if (vector.length === 0) throw new ShapeError(`${where} is empty`);
-    if (position === 0) dims = vector.length;
-    else if (vector.length !== dims) {
-      throw new ShapeError(`${where} has ${vector.length} dimensions, data[0] has ${dims}`);
-    }
-    requireFinite(vector, where);
-    vectors[targets[position]!] = vector;
-  }
+  const decoded = base64Answer(items) ?? vectorByVector(items);
+  const vectors = new Array<Float32Array>(inputCount);
+  for (let position = 0; position < items.length; position++)
+    vectors[targets[position]!] = decoded.vectors[position]!;
+  const { dims, floats } = decoded;
 
   const record = body as Record<string, unknown>;
   const usage = isRecord(record.usage)
@@ -186,13 +167,12 @@ const LITTLE_ENDIAN = endianness() === 'LE';
  * Base64 of little-endian float32 → Float32Array. The bytes are decoded straight into the array's
  * own (hence aligned) buffer: no intermediate Buffer, no unaligned pool slice, one allocation.
  */
-export function decodeBase64Float32(text: string, where = 'embedding', into?: Float32Array): Float32Array {
+export function decodeBase64Float32(text: string, where = 'embedding'): Float32Array {
   const byteLength = base64ByteLength(text, where);
   if (byteLength % 4 !== 0) {
     throw new ShapeError(`${where} is ${byteLength} bytes of base64, not a multiple of 4`);
   }
-  // `into` is used when it is exactly the vector's size (another size is the caller's dims check).
-  const vector = into?.byteLength === byteLength ? into : new Float32Array(byteLength / 4);
+  const vector = new Float32Array(byteLength / 4);
   const bytes = Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
   // Node's decoder skips characters outside the alphabet, so fewer bytes than promised means bad input.
   if (bytes.write(text, 'base64') !== byteLength) throw new ShapeError(`${where} is not valid base64`);
@@ -200,29 +180,73 @@ export function decodeBase64Float32(text: string, where = 'embedding', into?: Fl
   return vector;
 }
 
+interface DecodedVectors {
+  /** In the answer's item order. */
+  readonly vectors: Float32Array[];
+  readonly dims: number;
+  /** Items that came as float arrays. */
+  readonly floats: number;
+}
+
 /**
- * One buffer for every vector of an answer whose items are all base64, sized by the first: returns
- * each position's view of it. Undefined when they are not all base64, or the first is no whole
- * vector (the per-vector decode then says what is wrong).
+ * Every vector of an answer whose items are all base64 of the same length, decoded into one buffer
+ * and checked finite at once (nearly every answer: embedpipe asks for base64). Undefined when
+ * anything is off: vectorByVector then decodes them and says which item is wrong, and how.
  */
-function sharedBase64Buffer(
-  items: readonly Record<string, unknown>[],
-): ((position: number) => Float32Array) | undefined {
-  const first = items[0]?.embedding;
-  if (typeof first !== 'string' || !items.every((item) => typeof item.embedding === 'string'))
-    return undefined;
-  let bytes: number;
+function base64Answer(items: readonly Record<string, unknown>[]): DecodedVectors | undefined {
+  const texts: string[] = [];
+  for (const item of items) {
+    if (typeof item.embedding !== 'string') return undefined;
+    texts.push(item.embedding);
+  }
+  let vectorBytes: number;
   try {
-    bytes = base64ByteLength(first, 'data[0].embedding');
+    vectorBytes = base64ByteLength(texts[0]!, 'data[0].embedding');
   } catch {
     return undefined;
   }
-  if (bytes === 0 || bytes % 4 !== 0) return undefined;
-  const dims = bytes / 4;
-  // Uninitialized: each position is written by its decode, or the answer is refused.
-  const count = dims * items.length;
-  const buffer = new Float32Array(Buffer.allocUnsafeSlow(count * 4).buffer, 0, count);
-  return (position) => buffer.subarray(position * dims, (position + 1) * dims);
+  if (vectorBytes === 0 || vectorBytes % 4 !== 0) return undefined;
+  const dims = vectorBytes / 4;
+  // Uninitialized: each vector's bytes are written by its decode, or the answer is decoded anew.
+  const bytes = Buffer.allocUnsafeSlow(vectorBytes * texts.length);
+  for (const [position, text] of texts.entries()) {
+    if (base64ByteLength(text, 'embedding') !== vectorBytes) return undefined;
+    // Node's decoder skips characters outside the alphabet: fewer bytes than promised is bad input.
+    if (bytes.write(text, position * vectorBytes, vectorBytes, 'base64') !== vectorBytes) return undefined;
+  }
+  if (!LITTLE_ENDIAN) bytes.swap32();
+  const all = new Float32Array(bytes.buffer, 0, dims * texts.length);
+  if (!allFinite(all)) return undefined;
+  const vectors = texts.map((_, position) => all.subarray(position * dims, (position + 1) * dims));
+  return { vectors, dims, floats: 0 };
+}
+
+/** An answer's vectors decoded one by one, each checked: the first wrong item throws its ShapeError. */
+function vectorByVector(items: readonly Record<string, unknown>[]): DecodedVectors {
+  const vectors: Float32Array[] = [];
+  let dims = 0;
+  let floats = 0;
+  for (let position = 0; position < items.length; position++) {
+    const where = `data[${position}].embedding`;
+    const embedding = items[position]!.embedding;
+    let vector: Float32Array;
+    if (typeof embedding === 'string') {
+      vector = decodeBase64Float32(embedding, where);
+    } else if (Array.isArray(embedding)) {
+      vector = floatsFrom(embedding, where);
+      floats++;
+    } else {
+      throw new ShapeError(`${where} is ${describe(embedding)}, not a float array or base64 string`);
+    }
+    if (vector.length === 0) throw new ShapeError(`${where} is empty`);
+    if (position === 0) dims = vector.length;
+    else if (vector.length !== dims) {
+      throw new ShapeError(`${where} has ${vector.length} dimensions, data[0] has ${dims}`);
+    }
+    requireFinite(vector, where);
+    vectors.push(vector);
+  }
+  return { vectors, dims, floats };
 }
 
 /** Decoded size of a base64 string, padded or not. */

@@ -75,4 +75,35 @@ describe('decodeEmbeddings: base64 answers', () => {
     const data = [item(randomVector(8), 0), item(randomVector(6), 1), item(randomVector(8), 2)];
     expect(() => decodeEmbeddings({ data }, 3)).toThrow('data[1].embedding has 6 dimensions, data[0] has 8');
   });
+
+  it('decodes an answer of 128 vectors as each alone decodes, with every bit pattern that is finite', () => {
+    const vectors = Array.from({ length: 128 }, () => randomVector(384));
+    // Extremes of float32: the largest, the smallest subnormal, negative zero.
+    vectors[7]!.set([3.4028234663852886e38, -3.4028234663852886e38, 1e-45, -0]);
+    const data = vectors.map((vector, index) => item(vector, index));
+    const result = decodeEmbeddings({ data }, 128);
+    expect(result.encoding).toBe('base64');
+    expect(result.dims).toBe(384);
+    for (const [i, vector] of result.vectors.entries()) {
+      expect(vector).toEqual(decodeBase64Float32(data[i]!.embedding));
+      expect(Object.is(vector[3], -0) || i !== 7).toBe(true);
+    }
+  });
+
+  it.each([
+    [Number.NaN, 'NaN'],
+    [Number.POSITIVE_INFINITY, 'Infinity'],
+  ])('names the item and the value of a %s in the middle of an answer', (value, shown) => {
+    const vectors = Array.from({ length: 5 }, () => randomVector(16));
+    vectors[3]![11] = value;
+    const data = vectors.map((vector, index) => item(vector, index));
+    expect(() => decodeEmbeddings({ data }, 5)).toThrow(`data[3].embedding[11] is ${shown}, not finite`);
+  });
+
+  it('names an item whose base64 holds a character outside the alphabet', () => {
+    const data = [item(randomVector(8), 0), item(randomVector(8), 1)];
+    const text = data[1]!.embedding;
+    data[1]!.embedding = `${text.slice(0, 5)}*${text.slice(6)}`;
+    expect(() => decodeEmbeddings({ data }, 2)).toThrow('data[1].embedding is not valid base64');
+  });
 });
