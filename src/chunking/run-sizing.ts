@@ -178,9 +178,9 @@ export class RunSizing implements ChunkSizing {
 
   /** The planned chunks of a finished batch (committed, failed or skipped): their texts may go. */
   release(chunks: readonly Chunk[]): void {
-    for (const chunk of chunks) {
-      const open = this.#open.get(chunk.documentId);
-      if (open && --open.pending === 0) this.#open.delete(chunk.documentId);
+    for (let c = 0; c < chunks.length; c++) {
+      const open = this.#open.get(chunks[c]!.documentId);
+      if (open && --open.pending === 0) this.#open.delete(chunks[c]!.documentId);
     }
   }
 
@@ -199,7 +199,8 @@ export class RunSizing implements ChunkSizing {
   prepare(batchId: string, chunks: readonly Chunk[]): Chunk[] {
     const send: Chunk[] = [];
     const replanned = new Set<string>();
-    for (const chunk of chunks) {
+    for (let c = 0; c < chunks.length; c++) {
+      const chunk = chunks[c]!;
       if (this.isStale(chunk, batchId)) continue;
       // A document with an image is one chunk whatever the budget: never re-planned.
       if (chunk.image !== undefined) {
@@ -297,7 +298,7 @@ export class RunSizing implements ChunkSizing {
    * once the document is finished, and callers then measure the text.
    */
   #plannedIn(chunk: Chunk): CalibrationEpoch | undefined {
-    const owner = this.#owners.get(chunk.documentId);
+    const owner = this.#owners.size === 0 ? undefined : this.#owners.get(chunk.documentId);
     if (owner?.chunks.has(chunk)) return owner.epoch;
     return this.#open.get(chunk.documentId)?.epoch;
   }

@@ -56,7 +56,9 @@ export class IdRegistry {
    * ("file:line") when the id was registered before (and then registers nothing).
    */
   claim(id: string, file: string, line: number): string | undefined {
-    const [hi, lo] = fingerprint(id);
+    const print = fingerprint(id);
+    const hi = print[0];
+    const lo = print[1];
     const scale = this.#checkScale;
     const key = Math.floor(hi / scale) * 2 ** 32 + lo;
     const check = hi % scale;

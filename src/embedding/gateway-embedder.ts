@@ -145,12 +145,10 @@ class BatchOutcome {
    */
   #asPlanned(): boolean {
     const planned = this.batch.chunks;
-    if (this.chunks.length !== planned.length) return false;
-    for (let i = 0; i < planned.length; i++) {
-      const chunk = planned[i]!;
-      if (this.chunks[i] !== chunk) return false;
-      const before = planned[i - 1];
-      if (before?.documentId === chunk.documentId && before.index >= chunk.index) return false;
+    if (!sameChunks(this.chunks, planned)) return false;
+    for (let i = 1; i < planned.length; i++) {
+      const before = planned[i - 1]!;
+      if (before.documentId === planned[i]!.documentId && before.index >= planned[i]!.index) return false;
     }
     return true;
   }
@@ -187,6 +185,13 @@ class BatchOutcome {
   }
 }
 
+/** Whether two lists hold the same chunks in the same order. */
+function sameChunks(a: readonly Chunk[], b: readonly Chunk[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 export class GatewayEmbedder {
   readonly #options: GatewayEmbedderOptions;
   readonly #refusals: RefusalStorm;
@@ -217,8 +222,9 @@ export class GatewayEmbedder {
   async embedBatch(batch: Batch, signal: AbortSignal): Promise<EmbeddedBatch> {
     const outcome = new BatchOutcome(batch);
     const chunks = this.#options.sizing.prepare(batch.batchId, batch.chunks);
-    for (const chunk of chunks) {
-      if (!batch.chunks.includes(chunk)) outcome.replanned.add(chunk.documentId);
+    if (!sameChunks(chunks, batch.chunks)) {
+      const planned = new Set(batch.chunks);
+      for (const chunk of chunks) if (!planned.has(chunk)) outcome.replanned.add(chunk.documentId);
     }
     await this.#embedGroup(chunks, outcome, signal);
     this.#refuseUniformRejection(outcome);
@@ -289,7 +295,7 @@ export class GatewayEmbedder {
     }
     // A request's input is strings or blocks, never both (the planner keeps them apart anyway).
     let images = 0;
-    for (const chunk of live) if (chunk.image !== undefined) images += 1;
+    for (let i = 0; i < live.length; i++) if (live[i]!.image !== undefined) images += 1;
     if (images > 0 && images < live.length) {
       await this.#embedGroup(
         live.filter((chunk) => chunk.image === undefined),

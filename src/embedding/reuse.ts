@@ -166,7 +166,9 @@ export class ReusingEmbedder {
     const inFlight = this.#inFlight;
     // The candidates are some of the batch's chunks, in batch order: found[c] is candidates[c]'s.
     let c = 0;
-    for (const chunk of batch.chunks) {
+    const { chunks } = batch;
+    for (let i = 0; i < chunks.length; i++) {
+      const chunk = chunks[i]!;
       const storedVector = candidates[c] === chunk ? found[c++] : undefined;
       // (A chunk re-planned by another batch while the stored vectors were read is stale now.)
       const stale = sizing.isStale(chunk, batch.batchId);
@@ -276,7 +278,7 @@ export class ReusingEmbedder {
     keys?: Float64Array,
   ): Promise<void> {
     (await this.#options.index()).addFile(file, hashes, vectors, keys);
-    for (const hash of hashes) this.#inFlight.delete(hash);
+    for (let i = 0; i < hashes.length; i++) this.#inFlight.delete(hashes[i]!);
   }
 
   #shared(chunk: Chunk, vector: Float32Array, into: Map<Chunk, Float32Array>, fromRun: Set<Chunk>): void {

@@ -195,9 +195,10 @@ interface DecodedVectors {
  */
 function base64Answer(items: readonly Record<string, unknown>[]): DecodedVectors | undefined {
   const texts: string[] = [];
-  for (const item of items) {
-    if (typeof item.embedding !== 'string') return undefined;
-    texts.push(item.embedding);
+  for (let i = 0; i < items.length; i++) {
+    const text = items[i]!.embedding;
+    if (typeof text !== 'string') return undefined;
+    texts.push(text);
   }
   let vectorBytes: number;
   try {
@@ -209,7 +210,8 @@ function base64Answer(items: readonly Record<string, unknown>[]): DecodedVectors
   const dims = vectorBytes / 4;
   // Uninitialized: each vector's bytes are written by its decode, or the answer is decoded anew.
   const bytes = Buffer.allocUnsafeSlow(vectorBytes * texts.length);
-  for (const [position, text] of texts.entries()) {
+  for (let position = 0; position < texts.length; position++) {
+    const text = texts[position]!;
     if (base64ByteLength(text, 'embedding') !== vectorBytes) return undefined;
     // Node's decoder skips characters outside the alphabet: fewer bytes than promised is bad input.
     if (bytes.write(text, position * vectorBytes, vectorBytes, 'base64') !== vectorBytes) return undefined;
@@ -217,7 +219,9 @@ function base64Answer(items: readonly Record<string, unknown>[]): DecodedVectors
   if (!LITTLE_ENDIAN) bytes.swap32();
   const all = new Float32Array(bytes.buffer, 0, dims * texts.length);
   if (!allFinite(all)) return undefined;
-  const vectors = texts.map((_, position) => all.subarray(position * dims, (position + 1) * dims));
+  const vectors = new Array<Float32Array>(texts.length);
+  for (let position = 0; position < texts.length; position++)
+    vectors[position] = all.subarray(position * dims, (position + 1) * dims);
   return { vectors, dims, floats: 0 };
 }
 

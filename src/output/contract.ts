@@ -563,9 +563,9 @@ export class VersionDigest {
 
   /** A document's rows, as their PairDigest. */
   addDocument(id: string, pairs: PairDigest): void {
-    const [fa, fb] = fingerprint(id);
-    this.#a = (this.#a + Math.imul(fa | 1, pairs.a)) >>> 0;
-    this.#b = (this.#b + Math.imul(fb | 1, pairs.b)) >>> 0;
+    const print = fingerprint(id);
+    this.#a = (this.#a + Math.imul(print[0] | 1, pairs.a)) >>> 0;
+    this.#b = (this.#b + Math.imul(print[1] | 1, pairs.b)) >>> 0;
     this.#rows += pairs.rows;
   }
 

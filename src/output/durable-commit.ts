@@ -104,11 +104,14 @@ export class DurableCommit {
     );
     const chunks = concatenated(rows, ({ embedded }) => embedded.chunks);
     const dims = rows.find(({ embedded }) => embedded.vectors.length > 0)?.embedded.vectors[0]?.length;
-    const keys = Float64Array.from(chunks, (c) => hashKey(c.hash));
+    const keys = new Float64Array(chunks.length);
+    for (let i = 0; i < chunks.length; i++) keys[i] = hashKey(chunks[i]!.hash);
     // (A group without a vector declares no dims of its own: finalize reads that file.)
     if (dims !== undefined) {
       const ids = RowIds.of(chunks.map((c) => c.documentId));
-      const digest = versionDigestOf({ ids, indices: Int32Array.from(chunks, (c) => c.index), keys });
+      const indices = new Int32Array(chunks.length);
+      for (let i = 0; i < chunks.length; i++) indices[i] = chunks[i]!.index;
+      const digest = versionDigestOf({ ids, indices, keys });
       this.writtenHere.set(written.file, { rows: written.rows, dims, digest });
     }
     await reuse.committed(

@@ -49,7 +49,8 @@ export class GroupCommitter {
   async add(batch: Batch, embedded: EmbeddedBatch): Promise<void> {
     this.#throwIfFailed();
     this.#group.push({ batch, embedded });
-    for (const vector of embedded.vectors) this.#groupBytes += vector.byteLength;
+    const { vectors } = embedded;
+    for (let i = 0; i < vectors.length; i++) this.#groupBytes += vectors[i]!.byteLength;
     if (this.#groupBytes >= this.#options.groupBytes) this.#flush();
     else this.#timer ??= setTimeout(() => this.#flush(), this.#options.maxDelayMs).unref();
     while (this.#pending.size > this.#options.maxBacklog) await Promise.race(this.#pending);

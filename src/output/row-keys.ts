@@ -39,7 +39,9 @@ export class RowIds {
   static of(ids: Iterable<string>): RowIds {
     const values: string[] = [];
     const ends: number[] = [];
-    for (const id of ids) {
+    const list = Array.isArray(ids) ? (ids as readonly string[]) : [...ids];
+    for (let i = 0; i < list.length; i++) {
+      const id = list[i]!;
       if (values.length > 0 && values[values.length - 1] === id) ends[ends.length - 1]! += 1;
       else {
         values.push(id);

@@ -64,8 +64,9 @@ export class SpillingNumberTable {
   get(key: number): number | undefined {
     const found = this.#memory.get(key);
     if (found !== undefined) return found;
-    for (const run of this.#runs) {
-      const value = this.#find(run, key);
+    const runs = this.#runs;
+    for (let r = 0; r < runs.length; r++) {
+      const value = this.#find(runs[r]!, key);
       if (value !== undefined) return value;
     }
     return undefined;
@@ -74,7 +75,8 @@ export class SpillingNumberTable {
   /** Sets `key` unless it is there already (the first value stays); true when it was added. */
   add(key: number, value: number): boolean {
     // The runs first: then the memory is probed once, by its own add (a key is never in both).
-    for (const run of this.#runs) if (this.#find(run, key) !== undefined) return false;
+    const runs = this.#runs;
+    for (let r = 0; r < runs.length; r++) if (this.#find(runs[r]!, key) !== undefined) return false;
     if (!this.#memory.add(key, value)) return false;
     if (this.#memory.size >= this.#memoryEntries) this.#spill();
     return true;

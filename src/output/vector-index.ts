@@ -303,6 +303,6 @@ function vectorOf(cached: CachedFile, row: number, hash: string): Float32Array |
 
 function bytesOf(vectors: readonly Float32Array[]): number {
   let bytes = 0;
-  for (const vector of vectors) bytes += vector.byteLength;
+  for (let i = 0; i < vectors.length; i++) bytes += vectors[i]!.byteLength;
   return bytes;
 }

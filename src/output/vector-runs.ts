@@ -8,7 +8,8 @@ export function vectorRuns(vectors: readonly Float32Array[]): Float32Array[] {
   let buffer: ArrayBufferLike | undefined;
   let start = 0;
   let end = 0;
-  for (const v of vectors) {
+  for (let i = 0; i < vectors.length; i++) {
+    const v = vectors[i]!;
     if (buffer === v.buffer && end === v.byteOffset) {
       end += v.byteLength;
       continue;

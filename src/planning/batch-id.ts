@@ -27,7 +27,8 @@ export function batchIdOf(
   fields.writeLengthPrefixed(BATCH_ID_VERSION);
   fields.writeLengthPrefixed(model);
   fields.writeLengthPrefixed(planKey);
-  for (const chunk of chunks) {
+  for (let c = 0; c < chunks.length; c++) {
+    const chunk = chunks[c]!;
     fields.writeLengthPrefixed(chunk.documentId);
     fields.writeLengthPrefixed(String(chunk.index));
     fields.writeLengthPrefixed(chunk.hash);

@@ -201,7 +201,8 @@ export function plannedBatches(
   async function* chunks(): AsyncGenerator<Chunk[]> {
     for await (const piece of corpus) {
       const planned: Chunk[] = [];
-      for (const entry of piece) {
+      for (let e = 0; e < piece.length; e++) {
+        const entry = piece[e]!;
         if (entry.kind === 'reject') {
           stats.rejects += 1;
           onReject(entry.reject);
@@ -233,7 +234,9 @@ export function plannedBatches(
         stats.documents += 1;
         const probing = sizing.probeFor(document);
         if (probing !== undefined) await probing;
-        for (const chunk of sizing.plan(document)) {
+        const documentChunks = sizing.plan(document);
+        for (let c = 0; c < documentChunks.length; c++) {
+          const chunk = documentChunks[c]!;
           stats.chunks += 1;
           stats.tokens += chunk.tokens;
           planned.push(chunk);

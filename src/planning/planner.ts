@@ -72,7 +72,8 @@ export async function* planBatches(
   const formerStarts = options.formerStarts?.size ? options.formerStarts : undefined;
 
   for await (const piece of pieces)
-    for (const chunk of piece) {
+    for (let p = 0; p < piece.length; p++) {
+      const chunk = piece[p]!;
       const images = chunk.image !== undefined;
       const imageBytes = chunk.image?.urlBytes ?? 0;
       if (chunk.tokens > maxTokensPerRequest || imageBytes > maxImageBytes) {

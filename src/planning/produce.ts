@@ -80,7 +80,9 @@ async function* carriedOrSent(
   for await (const batch of batches) {
     ledger.plan(batch.batchId);
     starts?.add(batch);
-    for (const chunk of batch.chunks) expected.add(chunk.documentId, chunk.index, chunk.hash);
+    const { chunks } = batch;
+    for (let c = 0; c < chunks.length; c++)
+      expected.add(chunks[c]!.documentId, chunks[c]!.index, chunks[c]!.hash);
     let current: Batch | undefined = batch;
     while (current !== undefined && committed.has(current.batchId)) {
       const record = committed.get(current.batchId);
