@@ -10,8 +10,12 @@
  */
 import type { Readable } from 'node:stream';
 
-/** Buffers kept for the next answers: enough for every request in flight at the default window. */
-const KEPT_BUFFERS = 16;
+/**
+ * Buffers kept for the next answers. An answer's body is held from its first byte until it is
+ * parsed, so a few are in use at once even with many requests in flight; one needed beyond these
+ * is made, and let go when given back.
+ */
+const KEPT_BUFFERS = 4;
 /** A buffer larger than this (a rare, huge answer) is let go rather than kept. */
 const LARGEST_KEPT = 8 * 2 ** 20;
 /** Room for a body of unannounced length, to begin with. */

@@ -80,6 +80,22 @@ describe('AnswerBuffers', () => {
     expect(next.buffer).toBe(small.buffer);
   });
 
+  it('keeps a few buffers, the largest of those given back', async () => {
+    const answers = new AnswerBuffers();
+    const sizes = [100_000, 200_000, 300_000, 400_000, 500_000, 600_000];
+    const bodies = await Promise.all(
+      sizes.map((size, i) => answers.read(streamOf([bodyOf(size, 20 + i)]), size)),
+    );
+    for (const body of bodies) answers.giveBack(body);
+    const again = [];
+    for (let i = 0; i < 5; i++) again.push(await answers.read(streamOf([bodyOf(50_000, 30 + i)]), 50_000));
+    const reused = again.filter((body) => bodies.some((b) => b.buffer === body.buffer));
+    expect(reused.map((body) => body.buffer.byteLength).sort()).toEqual([300_000, 400_000, 500_000, 600_000]);
+    again.forEach((body, i) => {
+      expect(body.equals(bodyOf(50_000, 30 + i))).toBe(true);
+    });
+  });
+
   it('gives a buffer back once however often it is given', async () => {
     const answers = new AnswerBuffers();
     const body = await answers.read(streamOf([bodyOf(100_000, 10)]), 100_000);
