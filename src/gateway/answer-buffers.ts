@@ -26,11 +26,13 @@ export class AnswerBuffers {
 
   /**
    * The stream's bytes in one buffer of the pool; `expectedBytes` (the content-length, when sent)
-   * sizes it at once. Rejects as the stream fails, or when it closes before its end.
+   * sizes it at once, up to LARGEST_KEPT (a larger body grows it as it arrives). Rejects as the
+   * stream fails, or when it closes before its end.
    */
   read(stream: Readable, expectedBytes: number | undefined): Promise<Buffer> {
     return new Promise((resolve, reject) => {
-      let store = this.#take(expectedBytes ?? FIRST_BYTES);
+      // An announced length is a hint, not a promise: never more room than a kept buffer up front.
+      let store = this.#take(Math.min(expectedBytes ?? FIRST_BYTES, LARGEST_KEPT));
       let view = Buffer.from(store);
       let length = 0;
       let settled = false;

@@ -54,6 +54,14 @@ describe('AnswerBuffers', () => {
     expect((await answers.read(streamOf([short]), 500_000)).equals(short)).toBe(true);
   });
 
+  it('takes an announced length as a hint: a huge one allocates no more than a kept buffer', async () => {
+    const answers = new AnswerBuffers();
+    const body = bodyOf(20_000, 15);
+    const read = await answers.read(streamOf([body]), 40 * 2 ** 30);
+    expect(read.equals(body)).toBe(true);
+    expect(read.buffer.byteLength).toBeLessThanOrEqual(8 * 2 ** 20);
+  });
+
   it('never hands out a buffer in use; a body given back serves the next answer', async () => {
     const answers = new AnswerBuffers();
     const first = await answers.read(streamOf([bodyOf(200_000, 4)]), 200_000);
