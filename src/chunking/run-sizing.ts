@@ -179,8 +179,9 @@ export class RunSizing implements ChunkSizing {
   /** The planned chunks of a finished batch (committed, failed or skipped): their texts may go. */
   release(chunks: readonly Chunk[]): void {
     for (let c = 0; c < chunks.length; c++) {
-      const open = this.#open.get(chunks[c]!.documentId);
-      if (open && --open.pending === 0) this.#open.delete(chunks[c]!.documentId);
+      const { documentId } = chunks[c]!;
+      const open = this.#open.get(documentId);
+      if (open && --open.pending === 0) this.#open.delete(documentId);
     }
   }
 

@@ -45,6 +45,7 @@ import type { EncodingPolicy } from './encoding-policy.js';
 import { blockOf, ImageUnavailableError, imageUrlOf } from './image-input.js';
 import type { ProviderRouter } from './provider-router.js';
 import { RefusalStorm, statedInputLimit } from './refusals.js';
+import { sameChunks } from './same-chunks.js';
 import { isTooLongMessage, statedInputTokens, statedTokenLimit } from './too-long.js';
 
 export interface GatewayEmbedderOptions {
@@ -183,13 +184,6 @@ class BatchOutcome {
       ...(this.provider ? { provider: this.provider } : {}),
     };
   }
-}
-
-/** Whether two lists hold the same chunks in the same order. */
-function sameChunks(a: readonly Chunk[], b: readonly Chunk[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 export class GatewayEmbedder {

@@ -13,6 +13,7 @@ import { UsageError } from '../errors.js';
 import type { RunStats } from '../observability/stats.js';
 import type { ChunkSizing } from './chunk-sizing.js';
 import type { GatewayEmbedder } from './gateway-embedder.js';
+import { sameChunks } from './same-chunks.js';
 import { SendPool, type SendPoolLimits } from './send-pool.js';
 import { keepDims } from './vector-form.js';
 
@@ -311,10 +312,7 @@ class Answered {
     readonly sent: EmbeddedBatch,
     toSend: readonly Chunk[] | undefined,
   ) {
-    this.holdsEverySent =
-      toSend !== undefined &&
-      sent.chunks.length === toSend.length &&
-      sent.chunks.every((chunk, i) => chunk === toSend[i]);
+    this.holdsEverySent = toSend !== undefined && sameChunks(sent.chunks, toSend);
   }
 
   get(chunk: Chunk): Float32Array | undefined {

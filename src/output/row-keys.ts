@@ -36,12 +36,11 @@ export class RowIds {
   }
 
   /** The ids of rows in order (equal neighbours are one run). */
-  static of(ids: Iterable<string>): RowIds {
+  static of(ids: readonly string[]): RowIds {
     const values: string[] = [];
     const ends: number[] = [];
-    const list = Array.isArray(ids) ? (ids as readonly string[]) : [...ids];
-    for (let i = 0; i < list.length; i++) {
-      const id = list[i]!;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
       if (values.length > 0 && values[values.length - 1] === id) ends[ends.length - 1]! += 1;
       else {
         values.push(id);

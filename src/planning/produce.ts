@@ -81,8 +81,10 @@ async function* carriedOrSent(
     ledger.plan(batch.batchId);
     starts?.add(batch);
     const { chunks } = batch;
-    for (let c = 0; c < chunks.length; c++)
-      expected.add(chunks[c]!.documentId, chunks[c]!.index, chunks[c]!.hash);
+    for (let c = 0; c < chunks.length; c++) {
+      const chunk = chunks[c]!;
+      expected.add(chunk.documentId, chunk.index, chunk.hash);
+    }
     let current: Batch | undefined = batch;
     while (current !== undefined && committed.has(current.batchId)) {
       const record = committed.get(current.batchId);
