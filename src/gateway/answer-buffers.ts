@@ -9,11 +9,11 @@
  * written into the same memory.
  */
 import type { Readable } from 'node:stream';
+import { KeptBuffers } from './kept-buffers.js';
 
 /**
  * Buffers kept for the next answers. An answer's body is held from its first byte until it is
- * parsed, so a few are in use at once even with many requests in flight; one needed beyond these
- * is made, and let go when given back.
+ * parsed, so a few are in use at once even with many requests in flight.
  */
 const KEPT_BUFFERS = 4;
 /** A buffer larger than this (a rare, huge answer) is let go rather than kept. */
@@ -22,7 +22,7 @@ const LARGEST_KEPT = 8 * 2 ** 20;
 const FIRST_BYTES = 64 * 2 ** 10;
 
 export class AnswerBuffers {
-  readonly #free: ArrayBuffer[] = [];
+  readonly #kept = new KeptBuffers({ count: KEPT_BUFFERS, largest: LARGEST_KEPT, step: FIRST_BYTES });
 
   /**
    * The stream's bytes in one buffer of the pool; `expectedBytes` (the content-length, when sent)
@@ -32,7 +32,7 @@ export class AnswerBuffers {
   read(stream: Readable, expectedBytes: number | undefined): Promise<Buffer> {
     return new Promise((resolve, reject) => {
       // An announced length is a hint, not a promise: never more room than a kept buffer up front.
-      let store = this.#take(Math.min(expectedBytes ?? FIRST_BYTES, LARGEST_KEPT));
+      let store = this.#kept.take(Math.min(expectedBytes ?? FIRST_BYTES, LARGEST_KEPT));
       let view = Buffer.from(store);
       let length = 0;
       let settled = false;
@@ -42,16 +42,16 @@ export class AnswerBuffers {
         stream.off('data', onData);
         if (error === undefined) resolve(view.subarray(0, length));
         else {
-          this.#keep(store);
+          this.#kept.keep(store);
           reject(error);
         }
       };
       const onData = (chunk: Buffer) => {
         if (length + chunk.length > view.length) {
-          const bigger = this.#take(Math.max(2 * view.length, length + chunk.length));
+          const bigger = this.#kept.take(Math.max(2 * view.length, length + chunk.length));
           const biggerView = Buffer.from(bigger);
           view.copy(biggerView, 0, 0, length);
-          this.#keep(store);
+          this.#kept.keep(store);
           store = bigger;
           view = biggerView;
         }
@@ -66,31 +66,6 @@ export class AnswerBuffers {
 
   /** A body from `read` is no longer read: its buffer serves the next answer. */
   giveBack(body: Buffer): void {
-    this.#keep(body.buffer as ArrayBuffer);
-  }
-
-  /** A kept buffer of at least `bytes`, the smallest there is; a new one when none is large enough. */
-  #take(bytes: number): ArrayBuffer {
-    let best = -1;
-    for (let i = 0; i < this.#free.length; i++) {
-      const size = this.#free[i]!.byteLength;
-      if (size >= bytes && (best < 0 || size < this.#free[best]!.byteLength)) best = i;
-    }
-    if (best >= 0) return this.#free.splice(best, 1)[0]!;
-    // Uninitialized: every byte handed out is one the stream wrote.
-    return Buffer.allocUnsafeSlow(Math.max(bytes, FIRST_BYTES)).buffer as ArrayBuffer;
-  }
-
-  #keep(store: ArrayBuffer): void {
-    if (store.byteLength > LARGEST_KEPT || this.#free.includes(store)) return;
-    if (this.#free.length >= KEPT_BUFFERS) {
-      // The smallest goes: answers of one run are much alike, and the larger serves more of them.
-      let smallest = 0;
-      for (let i = 1; i < this.#free.length; i++)
-        if (this.#free[i]!.byteLength < this.#free[smallest]!.byteLength) smallest = i;
-      if (this.#free[smallest]!.byteLength >= store.byteLength) return;
-      this.#free.splice(smallest, 1);
-    }
-    this.#free.push(store);
+    this.#kept.keep(body.buffer as ArrayBuffer);
   }
 }

@@ -558,6 +558,7 @@ export class GatewayClient {
     // One shared listener per signal, however many requests are in flight (see onAbort).
     const off = signal ? onAbort(signal, () => controller.abort(signal.reason)) : undefined;
     const started = performance.now();
+    const sent = route.body !== undefined ? this.#bodies.bytes(route.body) : undefined;
     try {
       const response = await request(`${this.baseUrl}${route.path}`, {
         dispatcher: this.#dispatchers[route.key],
@@ -565,15 +566,20 @@ export class GatewayClient {
         headers: {
           ...this.#headers,
           authorization: `Bearer ${key}`,
-          ...(route.body !== undefined && { 'content-type': 'application/json' }),
+          ...(sent !== undefined && { 'content-type': 'application/json' }),
         },
-        ...(route.body !== undefined && { body: this.#bodies.bytes(route.body) }),
+        ...(sent !== undefined && { body: sent }),
         signal: controller.signal,
       });
       // Closed the moment the status line and headers arrive, before the body is read and the slot
       // handed on: nothing more goes out on this key.
       this.#closeGate(route.key, response.statusCode, response.headers);
       const body = await this.#answers.read(response.body, contentLength(response.headers));
+      // A success is answered after the gateway read the whole request: its bytes have left the
+      // process. Any other answer may come early (undici may still be writing), so its body is
+      // not used again.
+      if (sent !== undefined && response.statusCode >= 200 && response.statusCode < 300)
+        this.#bodies.giveBack(sent);
       this.#onResponse?.({
         path: route.path,
         status: response.statusCode,

@@ -1,12 +1,15 @@
 /**
  * A request's JSON as UTF-8 bytes, the bytes `JSON.stringify` gives, written piece by piece: each
  * top-level value, and each run of a top-level array's elements, is stringified alone and appended
- * to one kept buffer, which is copied out at its exact length. An embeddings request of 128 long
- * chunks is hundreds of KB of JSON: as one string it went to V8's large-object space, which only a
- * full collection frees, and undici copied it into a buffer of its own besides (docs/benchmarks.md,
- * a thirtieth session). Here each string is a few inputs' JSON and dies young.
+ * to one kept buffer, then copied into a buffer of its own, itself kept for a later body once the
+ * request is done with it (`giveBack`). An embeddings request of 128 long chunks is hundreds of KB
+ * of JSON: as one string it went to V8's large-object space, which only a full collection frees,
+ * and undici copied it into a buffer of its own besides (docs/benchmarks.md, a thirtieth session).
+ * Here each string is a few inputs' JSON and dies young, and the bodies' memory is used again (a
+ * fresh one per request was a third of what a run's collections swept: a thirty-third session).
  */
 import { Utf8Buffer } from '../files/utf8-buffer.js';
+import { KeptBuffers } from './kept-buffers.js';
 
 /** The kept buffer's size; a piece too large for it (an image's data URL) sends the body whole, as before. */
 const KEPT_BYTES = 4 * 2 ** 20;
@@ -19,15 +22,35 @@ const LARGEST_PIECE = KEPT_BYTES / 3;
  * texts, stays under V8's 128 KB large-object size, and a body is a few calls, not one per input.
  */
 const RUN_CHARS = 32_768;
+/**
+ * Bodies' buffers kept for later bodies: one for each request a run has in flight at its default
+ * concurrency and the window waiting behind them; a body larger than BODY_LARGEST_KEPT is let go.
+ */
+const BODIES_KEPT = 16;
+const BODY_LARGEST_KEPT = 2 ** 20;
+const BODY_STEP = 64 * 2 ** 10;
 
 export class JsonBodyWriter {
   #scratch = new Utf8Buffer(FIRST_BYTES);
+  readonly #kept = new KeptBuffers({ count: BODIES_KEPT, largest: BODY_LARGEST_KEPT, step: BODY_STEP });
+  /** The kept buffers handed out: only those are taken back. */
+  readonly #lent = new WeakSet<ArrayBuffer>();
 
-  /** `body`'s JSON as UTF-8, in a buffer of its own. */
+  /**
+   * `body`'s JSON as UTF-8, in a buffer of its own: once nothing reads it any more (its request's
+   * bytes are all sent), `giveBack` lets a later body use its memory.
+   */
   bytes(body: unknown): Buffer {
     const written = isPlainObject(body) ? this.#pieceByPiece(body) : undefined;
     if (this.#scratch.capacity > KEPT_BYTES) this.#scratch = new Utf8Buffer(FIRST_BYTES);
     return written ?? Buffer.from(JSON.stringify(body) ?? 'null');
+  }
+
+  /** A body from `bytes` that nothing reads any more; any other buffer is left alone. */
+  giveBack(body: Buffer): void {
+    const store = body.buffer as ArrayBuffer;
+    if (!this.#lent.delete(store)) return;
+    this.#kept.keep(store);
   }
 
   /** The body written in pieces; undefined when a piece is too large for the kept buffer. */
@@ -47,7 +70,16 @@ export class JsonBodyWriter {
       if (!fits) return undefined;
     }
     scratch.writeUtf8(separator === '{' ? '{}' : '}');
-    return Buffer.from(scratch.bytes());
+    return this.#lend(scratch.bytes());
+  }
+
+  /** A copy of `bytes` in a kept buffer (a new one when none is large enough). */
+  #lend(bytes: Buffer): Buffer {
+    const store = this.#kept.take(bytes.length);
+    this.#lent.add(store);
+    const body = Buffer.from(store, 0, bytes.length);
+    bytes.copy(body);
+    return body;
   }
 }
 

@@ -301,6 +301,40 @@ describe('GatewayClient over HTTP: what is sent', () => {
     expect(() => new GatewayClient({ baseUrl: 'ftp://user:hunter2@host/v1' })).toThrow(/\[redacted\]@host/);
   });
 
+  it('sends every body whole while bodies use the memory of earlier ones, with many in flight', async () => {
+    // 48 bodies of ~200 KB, 12 at a time: each request's buffer is used again for a later body once
+    // it is answered, so a buffer used while still being sent would garble a body.
+    const inputsOf = (n: number) =>
+      Array.from({ length: 64 }, (_, i) => `request ${n} input ${i} ${'東京 👨‍👩‍👧 x'.repeat(150)}`);
+    const answerAll = (_req: unknown, res: ServerResponse, recorded: { body: string }) => {
+      let input: string[];
+      try {
+        input = (JSON.parse(recorded.body) as { input: string[] }).input;
+      } catch {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(envelope(400, 'garbled body')));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ data: input.map(() => ({ embedding: [0.1, 0.2] })) }));
+    };
+    server.reply(...Array.from({ length: 48 }, () => answerAll));
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 12 }, async () => {
+        while (next < 48) {
+          const n = next++;
+          const result = await client.embeddings({ model: 'emu/embed-small', input: inputsOf(n) });
+          expect(result.vectors).toHaveLength(64);
+        }
+      }),
+    );
+    const received = server.requests.map((r) => JSON.parse(r.body) as { input: string[] });
+    expect(received).toHaveLength(48);
+    const byRequest = new Map(received.map((body) => [body.input[0], body.input]));
+    for (let n = 0; n < 48; n++) expect(byRequest.get(inputsOf(n)[0]), `request ${n}`).toEqual(inputsOf(n));
+  });
+
   it('refuses calls after close()', async () => {
     const closing = new GatewayClient({ baseUrl: server.baseUrl, apiKey: API_KEY });
     await closing.close();

@@ -76,6 +76,42 @@ describe('JsonBodyWriter', () => {
     expect(first.toString()).toBe('{"input":["first body"]}');
   });
 
+  it('writes a later body into the memory of one given back, and only of one given back', () => {
+    const writer = new JsonBodyWriter();
+    const first = writer.bytes({ input: ['first'.repeat(20_000)] });
+    const held = writer.bytes({ input: ['held'.repeat(20_000)] });
+    writer.giveBack(first);
+    const second = writer.bytes({ input: ['second'.repeat(10_000)] });
+    expect(second.buffer).toBe(first.buffer);
+    expect(second.toString()).toBe(JSON.stringify({ input: ['second'.repeat(10_000)] }));
+    // Not given back: never written over.
+    const third = writer.bytes({ input: ['third'.repeat(10_000)] });
+    expect(third.buffer).not.toBe(held.buffer);
+    expect(held.toString()).toBe(JSON.stringify({ input: ['held'.repeat(20_000)] }));
+  });
+
+  it('lends a buffer given back twice once, and takes back nothing it did not lend', () => {
+    const writer = new JsonBodyWriter();
+    const body = writer.bytes({ input: ['twice'] });
+    writer.giveBack(body);
+    writer.giveBack(body);
+    const one = writer.bytes({ input: ['one'] });
+    const two = writer.bytes({ input: ['two'] });
+    expect(two.buffer).not.toBe(one.buffer);
+    expect(one.toString()).toBe('{"input":["one"]}');
+    // A body written whole (not a plain object) and a foreign buffer are left alone.
+    const whole = writer.bytes(['not', 'an', 'object']);
+    const foreign = Buffer.from('x'.repeat(100_000));
+    writer.giveBack(whole);
+    writer.giveBack(foreign);
+    for (let i = 0; i < 20; i++) {
+      const next = writer.bytes({ input: [`next ${i}`] });
+      expect(next.buffer).not.toBe(whole.buffer);
+      expect(next.buffer).not.toBe(foreign.buffer);
+    }
+    expect(whole.toString()).toBe('["not","an","object"]');
+  });
+
   it('writes bodies larger than its buffer, and pieces too large for it, as JSON.stringify does', () => {
     const writer = new JsonBodyWriter();
     const rand = seeded(9);
