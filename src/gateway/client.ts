@@ -550,6 +550,8 @@ export class GatewayClient {
 
   /** One exchange on the wire; GateClosedAtSend when the gate closed before its bytes were written. */
   async #attempt(route: Route, key: string, opts: CallOptions): Promise<RawResponse> {
+    // Written before the deadline's timer starts: a body that cannot be written leaves no timer.
+    const sent = route.body !== undefined ? this.#bodies.bytes(route.body) : undefined;
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(DEADLINE), timeoutMs);
@@ -558,7 +560,6 @@ export class GatewayClient {
     // One shared listener per signal, however many requests are in flight (see onAbort).
     const off = signal ? onAbort(signal, () => controller.abort(signal.reason)) : undefined;
     const started = performance.now();
-    const sent = route.body !== undefined ? this.#bodies.bytes(route.body) : undefined;
     try {
       const response = await request(`${this.baseUrl}${route.path}`, {
         dispatcher: this.#dispatchers[route.key],
