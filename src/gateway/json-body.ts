@@ -23,8 +23,9 @@ const LARGEST_PIECE = KEPT_BYTES / 3;
  */
 const RUN_CHARS = 32_768;
 /**
- * Bodies' buffers kept for later bodies: one for each request a run has in flight at its default
- * concurrency and the window waiting behind them; a body larger than BODY_LARGEST_KEPT is let go.
+ * Bodies' buffers kept for later bodies: a body is written when its request goes on the wire, so
+ * one for each request in flight at up to twice the default concurrency; a body larger than
+ * BODY_LARGEST_KEPT is let go.
  */
 const BODIES_KEPT = 16;
 const BODY_LARGEST_KEPT = 2 ** 20;
