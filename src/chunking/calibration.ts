@@ -17,7 +17,8 @@
  *
  * Epochs start at a document: documents planned before a change keep their weights, so a re-run
  * given the same epochs plans the same chunks and resumes (epoch-replay.ts places them by document
- * id, so a corpus edited before an epoch's start does not move it).
+ * id, so a corpus edited before an epoch's start does not move it). Documents a run re-planned are
+ * kept with the epoch they were re-planned under, and planned so by later runs.
  */
 import { type CalibrationEpoch, EpochReplay, unplaced } from './epoch-replay.js';
 import { BYTE_BOUND_WEIGHTS, CLASS_COUNT, estimate, profileOf, type Weights } from './profile.js';
@@ -48,6 +49,19 @@ export interface CalibrationState {
   readonly singles?: readonly TokenObservation[];
   /** Inputs per request the gateway stated it accepts (a 400 said so): later runs keep under it. */
   readonly maxInputs?: number;
+  /**
+   * Documents a run re-planned (a chunk over an envelope it learned, cut, or rejected), under the
+   * weights and budget it re-planned them with. Later runs, and a fresh run given this calibration,
+   * plan them so from the start: their rows are the re-plan's (see RunSizing.plan).
+   */
+  readonly replans?: readonly ReplanRecord[];
+}
+
+/** Documents re-planned under one epoch's weights and budget. */
+export interface ReplanRecord {
+  readonly weights: Weights;
+  readonly budgetTokens: number;
+  readonly ids: readonly string[];
 }
 
 /** One piece of evidence of how the gateway counts: what was sent (class counts) and its usage. */
@@ -77,6 +91,10 @@ export class TokenCalibration {
   readonly #batches: TokenObservation[] = [];
   #changed = false;
   #maxInputs: number | undefined;
+  /** Documents re-planned by this run or an earlier one: the epoch each was re-planned under. */
+  readonly #replans = new Map<string, CalibrationEpoch>();
+  /** Restored re-plans of documents this run has not planned (yet): a deleted document's go at the corpus's end. */
+  readonly #unplannedReplans = new Set<string>();
   /** measured() of the current epoch and evidence (it runs once per document planned). */
   #measured: { epoch: CalibrationEpoch; singles: number; features: readonly boolean[] } | undefined;
 
@@ -103,6 +121,13 @@ export class TokenCalibration {
     if (!usable) return new TokenCalibration(model, budgetTokens);
     const restored = new TokenCalibration(model, budgetTokens, state.epochs, state.singles ?? []);
     if (state.maxInputs !== undefined) restored.#maxInputs = state.maxInputs;
+    for (const { weights, budgetTokens: budget, ids } of state.replans ?? []) {
+      const epoch: CalibrationEpoch = { fromDocument: 0, weights, budgetTokens: budget, reason: 'replan' };
+      for (const id of ids) {
+        restored.#replans.set(id, epoch);
+        restored.#unplannedReplans.add(id);
+      }
+    }
     return restored;
   }
 
@@ -123,6 +148,42 @@ export class TokenCalibration {
   /** The epoch a document is planned with; called once per document, in corpus order. */
   epochFor(documentOrdinal: number, documentId: string): CalibrationEpoch {
     return this.#replay.epochFor(documentOrdinal, documentId, this.#epochs);
+  }
+
+  /**
+   * True once this run opened an epoch (evidence the calibration it started from did not hold):
+   * until then every document is cut as the dataset's earlier runs cut it.
+   */
+  get openedHere(): boolean {
+    return this.#epochs.length > this.#replay.restoredCount;
+  }
+
+  /** The epoch a run re-planned the document under, when one did; the planner calls it once per document. */
+  replanOf(documentId: string): CalibrationEpoch | undefined {
+    const epoch = this.#replans.get(documentId);
+    if (epoch !== undefined) this.#unplannedReplans.delete(documentId);
+    return epoch;
+  }
+
+  /** Whether a run re-planned the document (without counting it planned). */
+  isReplanned(documentId: string): boolean {
+    return this.#replans.has(documentId);
+  }
+
+  /** A document re-planned under `epoch`: persisted, so that later runs plan it so from the start. */
+  recordReplan(documentId: string, epoch: CalibrationEpoch): void {
+    this.#unplannedReplans.delete(documentId);
+    if (this.#replans.get(documentId) === epoch) return;
+    this.#replans.set(documentId, epoch);
+    this.#changed = true;
+  }
+
+  /** The corpus ended: re-plans of documents it no longer holds are forgotten. */
+  corpusEnded(): void {
+    if (this.#unplannedReplans.size === 0) return;
+    for (const id of this.#unplannedReplans) this.#replans.delete(id);
+    this.#unplannedReplans.clear();
+    this.#changed = true;
   }
 
   /** The current estimate of a text's gateway tokens. */
@@ -202,7 +263,22 @@ export class TokenCalibration {
       epochs: this.#replay.placed(this.#epochs.slice(this.#replay.restoredCount)),
       singles: [...this.#singles],
       ...(this.#maxInputs !== undefined ? { maxInputs: this.#maxInputs } : {}),
+      ...(this.#replans.size > 0 ? { replans: this.#replanRecords() } : {}),
     };
+  }
+
+  /** The re-plans grouped by epoch (documents re-planned at one moment share theirs). */
+  #replanRecords(): ReplanRecord[] {
+    const byEpoch = new Map<CalibrationEpoch, string[]>();
+    for (const [id, epoch] of this.#replans) {
+      let ids = byEpoch.get(epoch);
+      if (ids === undefined) {
+        ids = [];
+        byEpoch.set(epoch, ids);
+      }
+      ids.push(id);
+    }
+    return [...byEpoch].map(([{ weights, budgetTokens }, ids]) => ({ weights, budgetTokens, ids }));
   }
 
   /** Inputs per request the gateway stated it accepts; undefined while none did. */
@@ -296,20 +372,43 @@ export class TokenCalibration {
         w[k] = Math.min(FIT_CEILING[k]!, Math.max(0, value));
       }
     }
-    // Unmeasured features keep the byte bound; measured ones never drop below an earlier envelope.
+    // Unmeasured features keep the byte bound.
+    const base = w.map((weight, k) => (measured[k] ? weight : BYTE_BOUND_WEIGHTS[k]!));
+    const observations = [...singles, ...this.#batches];
+    const fitted = scaledToCover(base, observations, measured);
+    // A measured feature never drops below an earlier envelope, and only evidence it does not cover
+    // raises it: the headroom is the fit's, not added again to that envelope (it was, and each refit
+    // raised every weight by it: a later epoch then re-cut documents it taught nothing of).
     const previous = this.isPrior ? undefined : this.current.weights;
-    const base = w.map((weight, k) => {
-      if (!measured[k]) return BYTE_BOUND_WEIGHTS[k]!;
+    const floored = fitted.map((weight, k) => {
       const earlier = previous?.[k];
-      return earlier !== undefined && earlier < BYTE_BOUND_WEIGHTS[k]! ? Math.max(weight, earlier) : weight;
+      return measured[k] && earlier !== undefined && earlier !== BYTE_BOUND_WEIGHTS[k]!
+        ? Math.max(weight, earlier)
+        : weight;
     });
-    let cover = 1;
-    for (const o of [...singles, ...this.#batches]) {
-      const estimated = estimate(o.profile, base);
-      if (estimated > 0) cover = Math.max(cover, o.tokens / estimated);
-    }
-    return base.map((weight, k) => (measured[k] ? weight * cover * HEADROOM : weight));
+    // (A fit without single inputs can leave an observation its estimate does not count at all.)
+    return coverOf(floored, observations) > 1 ? scaledToCover(floored, observations, measured) : floored;
   }
+}
+
+/** How far short of covering the worst-covered observation `weights` fall (1 or more). */
+function coverOf(weights: Weights, observations: readonly TokenObservation[]): number {
+  let cover = 1;
+  for (const o of observations) {
+    const estimated = estimate(o.profile, weights);
+    if (estimated > 0) cover = Math.max(cover, o.tokens / estimated);
+  }
+  return cover;
+}
+
+/** The measured features' weights scaled until every observation is covered, plus headroom. */
+function scaledToCover(
+  weights: Weights,
+  observations: readonly TokenObservation[],
+  measured: readonly boolean[],
+): Weights {
+  const cover = coverOf(weights, observations);
+  return weights.map((weight, k) => (measured[k] ? weight * cover * HEADROOM : weight));
 }
 
 /** Each feature's share of a text's characters; the ASCII features share their group's. */

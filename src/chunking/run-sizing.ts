@@ -143,10 +143,15 @@ export class RunSizing implements ChunkSizing {
       this.calibration.learnProbe({ profile, tokens, single: true }, this.#nextOrdinal);
   }
 
-  /** Chunks of the next document in corpus order, sized by its epoch. */
+  /**
+   * Chunks of the next document in corpus order, sized by its epoch; a document an earlier run
+   * re-planned, as that run re-planned it (its rows are the re-plan's: planned otherwise, its
+   * batches would be carried without them).
+   */
   plan(document: Document): Chunk[] {
     const ordinal = this.#nextOrdinal++;
-    const epoch = this.calibration.epochFor(ordinal, document.id);
+    const placed = this.calibration.epochFor(ordinal, document.id);
+    const epoch = this.calibration.replanOf(document.id) ?? placed;
     const chunks = this.#chunk(document, epoch);
     if (chunks.length > 0) this.#open.set(document.id, { document, ordinal, epoch, pending: chunks.length });
     return chunks;
@@ -188,6 +193,26 @@ export class RunSizing implements ChunkSizing {
   /** Ownerships recorded in committed parts (a resumed run): their documents' old chunks are stale. */
   restoreOwner(documentId: string, batchId: string): void {
     this.#restoredOwners.set(documentId, batchId);
+  }
+
+  /** Whether the document is planned as a run re-planned it (see plan). */
+  plannedAsReplanned(documentId: string): boolean {
+    return this.calibration.isReplanned(documentId);
+  }
+
+  /**
+   * A document the dataset holds as re-planned whose re-plan its calibration does not record (a
+   * version written before re-plans were): planned under the latest epoch it started from, the one
+   * its runs re-planned with.
+   */
+  assumeReplanned(documentId: string): void {
+    if (!this.calibration.isReplanned(documentId))
+      this.calibration.recordReplan(documentId, this.calibration.current);
+  }
+
+  /** Every document of the corpus was planned. */
+  corpusEnded(): void {
+    this.calibration.corpusEnded();
   }
 
   /** Document id → the batch whose part holds its rows, for every re-planned document. */
@@ -287,11 +312,21 @@ export class RunSizing implements ChunkSizing {
     const epoch = this.calibration.current;
     const chunks = this.#chunk(open.document, epoch);
     this.#owners.set(documentId, { batchId, chunks: new Set(chunks), epoch, replans });
+    // With the calibration, which is persisted before the batch commits.
+    this.calibration.recordReplan(documentId, epoch);
     return chunks;
   }
 
+  /**
+   * Whether a chunk fits what this run learned. Until it opens an epoch, every chunk is cut as the
+   * runs the calibration came from cut it (a document planned before a later epoch keeps its
+   * chunks), which is also what a fresh run given that calibration plans: a dataset's next version
+   * then equals such a run, and nothing unchanged is embedded again.
+   */
   #fits(chunk: Chunk): boolean {
-    return this.#plannedIn(chunk) === this.calibration.current || this.calibration.fits(chunk.text);
+    const { calibration } = this;
+    if (!calibration.openedHere) return true;
+    return this.#plannedIn(chunk) === calibration.current || calibration.fits(chunk.text);
   }
 
   /**

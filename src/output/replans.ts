@@ -2,7 +2,9 @@
  * Re-plans recorded by a version's earlier attempts (same plan, same batch ids), restored before a
  * resumed run plans again. A batch in a file carried over from the current version was planned by
  * another run: its re-plans say nothing of this plan's batches (restored, they made every chunk of
- * the document stale).
+ * the document stale). A document the calibration records as re-planned is planned so from the
+ * start (RunSizing.plan): its batches are not the attempt's, and an owner restored here would make
+ * its rows stale in them.
  */
 import type { Chunk } from '../domain.js';
 import { linkedFrom } from './finalize.js';
@@ -12,6 +14,8 @@ import type { OutputSession } from './session.js';
 export interface ReplanOwners {
   /** An ownership recorded in a committed part: the document's old chunks are stale. */
   restoreOwner(documentId: string, batchId: string): void;
+  /** Whether the document is planned as a run re-planned it. */
+  plannedAsReplanned(documentId: string): boolean;
   /** Whether a chunk belongs to an old plan of a document re-planned by this or another batch. */
   isStale(chunk: Chunk, batchId: string): boolean;
 }
@@ -24,6 +28,7 @@ export async function restoreReplans(
   const carried = await linkedFrom(dir, session.current);
   for (const [batchId, record] of session.committed) {
     if (carried.has(session.fileOf.get(batchId) ?? '')) continue;
-    for (const documentId of record?.replanned ?? []) sizing.restoreOwner(documentId, batchId);
+    for (const documentId of record?.replanned ?? [])
+      if (!sizing.plannedAsReplanned(documentId)) sizing.restoreOwner(documentId, batchId);
   }
 }

@@ -55,6 +55,7 @@ export async function* produce(input: ProduceInput, expected: PlanSink): AsyncGe
   // The version replaced's, never this one's own: a resumed attempt plans exactly what the first did.
   const formerStarts = formerDir ? await readBatchStarts(formerDir, startsPlan) : undefined;
   const starts = dir ? new BatchStartsFile(dir, startsPlan) : undefined;
+  assumeInheritedReplans(input);
   const batches = plannedBatches(settings, plan, sizing, stats, input.onReject, {
     transcribe: input.transcribe,
     formerStarts,
@@ -65,7 +66,20 @@ export async function* produce(input: ProduceInput, expected: PlanSink): AsyncGe
   } finally {
     await starts?.close();
   }
+  sizing.corpusEnded();
   stats.planningDone = true;
+}
+
+/**
+ * The documents the version replaced holds as re-planned, planned so (RunSizing.assumeReplanned)
+ * when its calibration does not record how (written before re-plans were recorded): planned as
+ * first planned, the batches holding their chunks were carried without their rows, which lived in
+ * the batch that re-planned them, and that batch was not always carried with them.
+ */
+function assumeInheritedReplans({ sizing, committed, inherited }: ProduceInput): void {
+  for (const batchId of inherited ?? []) {
+    for (const documentId of committed.get(batchId)?.replanned ?? []) sizing.assumeReplanned(documentId);
+  }
 }
 
 /** The planned batches less those the version holds (their repairs instead, when they failed chunks). */

@@ -76,6 +76,24 @@ describe('TokenCalibration', () => {
     expect(calibration.current.reason).toBe('rejection');
   });
 
+  it('a probe of a new script moves the features of its text alone: the headroom is not added again', () => {
+    const calibration = new TokenCalibration('m', 1000);
+    calibration.calibrate([seen(PROSE, gatewayCount(PROSE)), seen(CODE, gatewayCount(CODE))]);
+    const before = calibration.current.weights;
+    const rtl = CLASSES.indexOf('rtl');
+    expect(calibration.learnProbe(seen(ARABIC, gatewayCount(ARABIC)), 7)).toBe(true);
+    const after = calibration.current.weights;
+    expect(after[rtl]).toBeLessThan(before[rtl]!);
+    // Prose without Arabic's features (its spaces and full stops) is estimated as before: a
+    // document of it planned under the new epoch is cut as under the old.
+    const arabic = profileOf(ARABIC);
+    after.forEach((w, k) => {
+      if (arabic[k] === 0) expect(w, CLASSES[k]).toBe(before[k]);
+      else expect(w, CLASSES[k]).toBeGreaterThanOrEqual(k === rtl ? 0 : before[k]!);
+    });
+    expect(calibration.estimate(ARABIC)).toBeGreaterThanOrEqual(gatewayCount(ARABIC));
+  });
+
   it('takes a cut input at twice its estimate at least: its usage hides the real count', () => {
     const calibration = new TokenCalibration('m', 460);
     calibration.calibrate([seen(PROSE, gatewayCount(PROSE))]);
@@ -102,6 +120,53 @@ describe('TokenCalibration', () => {
     expect(TokenCalibration.restore(state, 'other', 1000).isPrior).toBe(true);
     expect(TokenCalibration.restore(state, 'm', 900).isPrior).toBe(true);
     expect(TokenCalibration.restore(undefined, 'm', 1000).isPrior).toBe(true);
+  });
+
+  it('records re-planned documents with their epoch, restores them, and forgets those the corpus lost', () => {
+    const calibration = new TokenCalibration('m', 1000);
+    calibration.calibrate([seen(PROSE, gatewayCount(PROSE))]);
+    const first = calibration.current;
+    calibration.observe(seen(CODE, gatewayCount(CODE)), 5);
+    calibration.takeChange();
+    calibration.recordReplan('a', first);
+    calibration.recordReplan('b', calibration.current);
+    calibration.recordReplan('c', calibration.current);
+    expect(calibration.takeChange()).toBe(true);
+    calibration.recordReplan('c', calibration.current);
+    expect(calibration.takeChange()).toBe(false);
+    const state = JSON.parse(JSON.stringify(calibration.state()));
+    expect(state.replans).toEqual([
+      { weights: first.weights, budgetTokens: 1000, ids: ['a'] },
+      { weights: calibration.current.weights, budgetTokens: 1000, ids: ['b', 'c'] },
+    ]);
+    const next = TokenCalibration.restore(state, 'm', 1000);
+    expect(next.replanOf('a')).toMatchObject({ weights: first.weights, budgetTokens: 1000 });
+    expect(next.replanOf('b')?.weights).toEqual(calibration.current.weights);
+    expect(next.replanOf('d')).toBeUndefined();
+    expect(next.isReplanned('c')).toBe(true);
+    // 'c' was never planned in this run: a deleted document's record goes once the corpus ends.
+    expect(next.takeChange()).toBe(false);
+    next.corpusEnded();
+    expect(next.takeChange()).toBe(true);
+    expect(
+      next
+        .state()
+        .replans?.flatMap((r) => r.ids)
+        .sort(),
+    ).toEqual(['a', 'b']);
+    // Mid-run (the corpus not ended), an unplanned document's record is kept for a resumed run.
+    expect(TokenCalibration.restore(state, 'm', 1000).state().replans).toEqual(state.replans);
+  });
+
+  it('says whether this run opened an epoch of its own', () => {
+    const calibration = new TokenCalibration('m', 1000);
+    calibration.calibrate([seen(PROSE, gatewayCount(PROSE))]);
+    expect(calibration.openedHere).toBe(false);
+    calibration.observe(seen(CODE, gatewayCount(CODE)), 5);
+    expect(calibration.openedHere).toBe(true);
+    const next = TokenCalibration.restore(calibration.state(), 'm', 1000);
+    expect(next.epochs.length).toBe(2);
+    expect(next.openedHere).toBe(false);
   });
 
   it('estimates linearly in the class counts', () => {

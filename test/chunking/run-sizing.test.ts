@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { profileOf } from '../../src/chunking/index.js';
+import { RunSizing } from '../../src/chunking/run-sizing.js';
 import { sizingFor } from '../helpers/sizing.js';
 
 const document = (id: string, text: string) => ({ id, text, source: 't', line: 1 });
@@ -99,6 +100,65 @@ describe('RunSizing', () => {
     const a = s.plan(document('a', prose(20)));
     s.release(a);
     expect(s.replan('a', 'x')).toBeUndefined();
+  });
+
+  describe('a calibration restored from earlier runs', () => {
+    const cheap = sizing(0.25);
+    const text = prose(20);
+    /** Epochs of 0.25 and then 0.5 tokens a byte: a document planned in the first does not fit the second. */
+    const state = () => {
+      const s = sizing(0.25);
+      s.calibration.epochFor(0, 'a');
+      s.calibration.observe(
+        { profile: profileOf(text), tokens: Buffer.byteLength(text) * 0.5, single: true },
+        1,
+      );
+      s.calibration.epochFor(1, 'b');
+      return JSON.parse(JSON.stringify(s.calibration.state()));
+    };
+    const restored = () =>
+      RunSizing.restore({ model: 'm', budgetTokens: 100, contextLength: 110, overlapTokens: 0 }, state());
+
+    it('cuts a document as its epoch did: nothing re-planned for an epoch it did not open', () => {
+      const s = restored();
+      const a = s.plan(document('a', text));
+      expect(a.map((c) => c.text)).toEqual(cheap.plan(document('a', text)).map((c) => c.text));
+      expect(s.calibration.fits(a[0]!.text)).toBe(false);
+      expect(s.prepare('x', a)).toEqual(a);
+      // Usage within what the latest epoch expects teaches nothing: no document to redo.
+      expect([...s.learn(a, Math.ceil(Buffer.byteLength(text) * 0.4))]).toEqual([]);
+      expect(s.calibration.state().replans).toBeUndefined();
+    });
+
+    it('re-plans for an epoch this run opened, and records it: the next run plans the document so', () => {
+      const s = restored();
+      const a = s.plan(document('a', text));
+      s.calibration.observe(
+        { profile: profileOf(text), tokens: Buffer.byteLength(text) * 0.8, single: true },
+        1,
+      );
+      const sent = s.prepare('x', a);
+      expect(sent).not.toEqual(a);
+      expect(sent.every((c) => s.calibration.fits(c.text))).toBe(true);
+      const saved = JSON.parse(JSON.stringify(s.calibration.state()));
+      expect(saved.replans.map((r: { ids: string[] }) => r.ids)).toEqual([['a']]);
+      const next = RunSizing.restore(
+        { model: 'm', budgetTokens: 100, contextLength: 110, overlapTokens: 0 },
+        saved,
+      );
+      const planned = next.plan(document('a', text));
+      expect(planned.map((c) => c.text)).toEqual(sent.map((c) => c.text));
+      expect(next.plannedAsReplanned('a')).toBe(true);
+      expect(next.prepare('y', planned)).toEqual(planned);
+    });
+
+    it('assumes a re-plan under the latest epoch where the calibration records none (an older version)', () => {
+      const s = restored();
+      s.assumeReplanned('a');
+      const a = s.plan(document('a', text));
+      expect(a.every((c) => s.calibration.fits(c.text))).toBe(true);
+      expect(a.length).toBeGreaterThan(cheap.plan(document('a', text)).length);
+    });
   });
 
   it('restores owners recorded by committed parts', () => {

@@ -1,0 +1,163 @@
+/**
+ * Documents a run re-planned (an epoch it opened mid-run left chunks it had planned over the new
+ * envelope) across nights: the calibration records them, the next night plans them so from the
+ * start, and every version equals a fresh run given its calibration row for row, however the
+ * batches that re-planned them change. A version written before re-plans were recorded (its
+ * calibration without them) is carried soundly too.
+ */
+import { cp, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EMULATOR_API_KEY, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
+import { runCli } from '../helpers/cli.js';
+import { longDocument, seeded } from '../helpers/corpus.js';
+import { comparable } from '../helpers/dataset-checks.js';
+import { readDataset } from '../helpers/duckdb.js';
+import { tempFolder } from '../helpers/temp.js';
+
+const root = await tempFolder('embedpipe-nightly-replans-');
+
+interface Doc {
+  id: string;
+  text: string;
+}
+
+const writeJsonl = (path: string, docs: readonly Doc[]) =>
+  writeFile(path, docs.map((d) => JSON.stringify(d)).join('\n') + '\n');
+
+interface Calibration {
+  epochs: unknown[];
+  replans?: { ids: string[] }[];
+}
+const calibrationOf = async (out: string): Promise<Calibration> =>
+  JSON.parse(await readFile(join(out, '_calibration.json'), 'utf8'));
+
+describe('re-planned documents across nights', () => {
+  let emulator: RunningEmulator;
+  beforeAll(async () => {
+    emulator = await startEmulator();
+  });
+  afterAll(async () => {
+    await emulator.close();
+  });
+  const env = () => ({ EMBEDPIPE_BASE_URL: emulator.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY });
+  const run = (input: string, out: string, options: readonly string[]) =>
+    runCli(
+      ['run', '--input', input, '--model', 'emu/embed-small', '--out', out, ...options, '--json'],
+      env(),
+    );
+  // One request at a time, few inputs each: many batches are planned and waiting when the lazy
+  // probe's epoch opens, and their documents are re-planned as they go out.
+  const WAITING = ['--max-inputs', '8', '--concurrency', '1'];
+
+  /** The folder's version equals a fresh run given its calibration, row for row, and verify passes. */
+  async function expectAsFresh(out: string, input: string, options: readonly string[], what: string) {
+    const verified = await runCli(['verify', out, '--deep'], env());
+    expect(verified.code, `${what}: verify --deep: ${verified.stdout}${verified.stderr}`).toBe(0);
+    const control = `${out}-fresh-${Math.floor(Math.random() * 1e9)}`;
+    await mkdir(join(`${control}.versions`, 'v000001'), { recursive: true });
+    await cp(join(out, '_calibration.json'), join(`${control}.versions`, 'v000001', '_calibration.json'));
+    const fresh = await run(input, control, options);
+    expect(fresh.code, `${what}: the fresh run: ${fresh.stderr.slice(-2000)}`).toBe(0);
+    const rows = comparable(await readDataset(out));
+    const expected = comparable(await readDataset(control));
+    expect(rows.length, `${what}: rows against a fresh run`).toBe(expected.length);
+    expect(rows, `${what}: row for row against a fresh run`).toEqual(expected);
+  }
+
+  /**
+   * 300 documents of long English paragraphs (chunks cut near the budget), one of Chinese and
+   * `after` more English: the probe window (the first 256) holds no Chinese, so the first document
+   * rich in it is probed lazily, and the refit of its epoch moves the weights of what it shares
+   * with English too. `script(from)`: 600 random characters of the 2,000 from code point `from`.
+   */
+  function corpus(seed: number, after: number) {
+    const rand = seeded(seed);
+    const english = () => longDocument(rand, 6);
+    const script = (from: number) =>
+      Array.from({ length: 600 }, () => String.fromCharCode(from + Math.floor(rand() * 2000))).join('');
+    const docs: Doc[] = [
+      ...Array.from({ length: 300 }, (_, i) => ({ id: `en-${i}`, text: english() })),
+      { id: 'chinese', text: script(0x4e00) },
+      ...Array.from({ length: after }, (_, i) => ({ id: `after-${i}`, text: english() })),
+    ];
+    return { docs, english, script };
+  }
+
+  it('records each re-plan, plans it so the next night, and equals a fresh run given the calibration', {
+    timeout: 180_000,
+  }, async () => {
+    const { docs: night1, english } = corpus(41, 30);
+    const paths = [1, 2, 3].map((n) => join(root, `night-${n}.jsonl`));
+    await writeJsonl(paths[0]!, night1);
+    const out = join(root, 'dataset');
+    const r1 = await run(paths[0]!, out, WAITING);
+    expect(r1.code, r1.stderr).toBe(0);
+    const first = await calibrationOf(out);
+    expect(first.epochs.length).toBeGreaterThan(1);
+    const replanned = (first.replans ?? []).flatMap((r) => r.ids);
+    expect(replanned.length, 'documents re-planned in the first night').toBeGreaterThan(0);
+    await expectAsFresh(out, paths[0]!, WAITING, 'night 1');
+
+    // Night 2: the document before each re-planned one edited, another deleted: the batches that
+    // re-planned them change, the batches after them do not.
+    const touched = new Set(replanned.map((id) => night1[night1.findIndex((d) => d.id === id) - 1]?.id));
+    const night2 = night1
+      .filter((d) => d.id !== 'en-5')
+      .map((d) => (touched.has(d.id) ? { id: d.id, text: `${d.text}\n\nEdited: ${english()}` } : d));
+    await writeJsonl(paths[1]!, night2);
+    // The same night from a copy whose calibration records no re-plan (written before they were).
+    const legacy = join(root, 'legacy');
+    await cp(`${out}.versions`, `${legacy}.versions`, { recursive: true, verbatimSymlinks: true });
+    await symlink('legacy.versions/v000001', legacy);
+    const version = join(`${legacy}.versions`, 'v000001', '_calibration.json');
+    const { replans: _dropped, ...older } = await calibrationOf(legacy);
+    await writeFile(version, JSON.stringify(older));
+
+    const r2 = await run(paths[1]!, out, WAITING);
+    expect(r2.code, r2.stderr).toBe(0);
+    const s2 = JSON.parse(r2.stdout);
+    expect(s2.changes).toMatchObject({ deleted: 1, changed: touched.size, added: 0 });
+    await expectAsFresh(out, paths[1]!, WAITING, 'night 2');
+
+    const r2legacy = await run(paths[1]!, legacy, WAITING);
+    expect(r2legacy.code, r2legacy.stderr).toBe(0);
+    const verified = await runCli(['verify', legacy, '--deep'], env());
+    expect(verified.code, `the older version's night: ${verified.stdout}${verified.stderr}`).toBe(0);
+    expect(comparable(await readDataset(legacy))).toEqual(comparable(await readDataset(out)));
+
+    // Night 3, unchanged: nothing sent, every re-plan still recorded (none of the deleted one).
+    await writeJsonl(paths[2]!, night2);
+    const r3 = await run(paths[2]!, out, WAITING);
+    expect(r3.code, r3.stderr).toBe(0);
+    expect(JSON.parse(r3.stdout).requests).toBe(0);
+    const kept = ((await calibrationOf(out)).replans ?? []).flatMap((r) => r.ids).sort();
+    expect(kept).toEqual(replanned.filter((id) => id !== 'en-5').sort());
+  });
+
+  it('keeps a document whole when the request that re-planned it was shared, and its host changes', {
+    timeout: 180_000,
+  }, async () => {
+    const { docs: night1, script } = corpus(43, 20);
+    // Each night, documents edited all through the corpus: a batch has a text or two to send, and
+    // shares a request with others (send-pool.ts), whose first batch holds what it re-planned.
+    const edited = (docs: readonly Doc[], offset: number) =>
+      docs.map((d, i) => (i % 37 === offset ? { id: d.id, text: `${d.text} Edited ${offset}.` } : d));
+    // The second night also meets Korean mid-corpus: an epoch it opens re-plans documents of shared
+    // requests that no longer fit; the third changes the first batches of some of those requests.
+    const korean = { id: 'korean', text: script(0xac00) };
+    const night2 = edited(night1, 3);
+    night2.splice(150, 0, korean);
+    const nights = [night1, night2, edited(night2, 7)];
+    const out = join(root, 'shared');
+    // Requests of up to 128 inputs: a nightly batch with a few texts to send shares one.
+    const SHARED = ['--max-tokens', '256'];
+    for (const [n, docs] of nights.entries()) {
+      const path = join(root, `shared-${n + 1}.jsonl`);
+      await writeJsonl(path, docs);
+      const result = await run(path, out, SHARED);
+      expect(result.code, `night ${n + 1}: ${result.stderr}`).toBe(0);
+      await expectAsFresh(out, path, SHARED, `night ${n + 1}`);
+    }
+  });
+});
