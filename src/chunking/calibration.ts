@@ -335,15 +335,53 @@ export class TokenCalibration {
   }
 
   /**
-   * Weights that cover every observation: a non-negative least-squares fit of the single inputs'
-   * relative errors, ridge-pulled towards the byte bound scaled by the overall ratio (so features
-   * the evidence cannot tell apart share it), scaled up to cover the worst-covered observation
-   * (singles and request sums), plus headroom. Unmeasured features keep the byte bound, and a
-   * measured feature never drops below an earlier envelope: evidence only ever raises it.
+   * Weights that cover every observation: the fit of the single inputs (#solve), scaled up to cover
+   * the worst-covered observation (singles and request sums), plus headroom. Unmeasured features
+   * keep the byte bound, and a measured feature never drops below an earlier envelope: evidence
+   * only ever raises it.
    */
   #fit(): Weights {
-    const singles = this.#singles;
     const measured = this.measured();
+    const observations = [...this.#singles, ...this.#batches];
+    const previous = this.isPrior ? undefined : this.current.weights;
+    // Features the earlier envelope measured (moved off the byte bound).
+    const known = measured.map(
+      (isMeasured, k) => isMeasured && previous !== undefined && previous[k] !== BYTE_BOUND_WEIGHTS[k],
+    );
+    // A feature measured for the first time (a lazy probe of a new script) is fitted with the earlier
+    // envelope kept as it is, when that covers every observation: a joint fit moves the weights the
+    // new text shares with others (its spaces, its full stops), and re-cuts documents it taught
+    // nothing of.
+    if (previous !== undefined && known.some(Boolean) && measured.some((m, k) => m && !known[k])) {
+      const kept = this.#solve(known.map((isKnown, k) => (isKnown ? previous[k]! : undefined))).map(
+        (weight, k) => (known[k] ? previous[k]! : measured[k] ? weight * HEADROOM : BYTE_BOUND_WEIGHTS[k]!),
+      );
+      if (coverOf(kept, observations) <= 1) return kept;
+    }
+    const w = this.#solve(measured.map(() => undefined));
+    // Unmeasured features keep the byte bound.
+    const base = w.map((weight, k) => (measured[k] ? weight : BYTE_BOUND_WEIGHTS[k]!));
+    const fitted = scaledToCover(base, observations, measured);
+    // A measured feature never drops below an earlier envelope, and only evidence it does not cover
+    // raises it: the headroom is the fit's, not added again to that envelope (it was, and each refit
+    // raised every weight by it: a later epoch then re-cut documents it taught nothing of).
+    const floored = fitted.map((weight, k) => {
+      const earlier = previous?.[k];
+      return measured[k] && earlier !== undefined && earlier !== BYTE_BOUND_WEIGHTS[k]!
+        ? Math.max(weight, earlier)
+        : weight;
+    });
+    // (A fit without single inputs can leave an observation its estimate does not count at all.)
+    return coverOf(floored, observations) > 1 ? scaledToCover(floored, observations, measured) : floored;
+  }
+
+  /**
+   * The non-negative least-squares fit of the single inputs' relative errors, ridge-pulled towards
+   * the byte bound scaled by the overall ratio (features the evidence cannot tell apart share it);
+   * a feature given in `fixed` keeps that weight.
+   */
+  #solve(fixed: readonly (number | undefined)[]): number[] {
+    const singles = this.#singles;
     let tokens = 0;
     let bound = 0;
     for (const o of singles) {
@@ -363,31 +401,17 @@ export class TokenCalibration {
       }
     }
     const lambda = 1e-3;
-    const w = [...target];
+    const w = target.map((weight, k) => fixed[k] ?? weight);
     for (let sweep = 0; sweep < 200; sweep++) {
       for (let k = 0; k < CLASS_COUNT; k++) {
+        if (fixed[k] !== undefined) continue;
         let rest = 0;
         for (let j = 0; j < CLASS_COUNT; j++) if (j !== k) rest += a[k]![j]! * w[j]!;
         const value = (r[k]! - rest + lambda * target[k]!) / (a[k]![k]! + lambda);
         w[k] = Math.min(FIT_CEILING[k]!, Math.max(0, value));
       }
     }
-    // Unmeasured features keep the byte bound.
-    const base = w.map((weight, k) => (measured[k] ? weight : BYTE_BOUND_WEIGHTS[k]!));
-    const observations = [...singles, ...this.#batches];
-    const fitted = scaledToCover(base, observations, measured);
-    // A measured feature never drops below an earlier envelope, and only evidence it does not cover
-    // raises it: the headroom is the fit's, not added again to that envelope (it was, and each refit
-    // raised every weight by it: a later epoch then re-cut documents it taught nothing of).
-    const previous = this.isPrior ? undefined : this.current.weights;
-    const floored = fitted.map((weight, k) => {
-      const earlier = previous?.[k];
-      return measured[k] && earlier !== undefined && earlier !== BYTE_BOUND_WEIGHTS[k]!
-        ? Math.max(weight, earlier)
-        : weight;
-    });
-    // (A fit without single inputs can leave an observation its estimate does not count at all.)
-    return coverOf(floored, observations) > 1 ? scaledToCover(floored, observations, measured) : floored;
+    return w;
   }
 }
 
