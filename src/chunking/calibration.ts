@@ -335,7 +335,7 @@ export class TokenCalibration {
   }
 
   /**
-   * Weights that cover every observation: the fit of the single inputs (#solve), scaled up to cover
+   * Weights that cover every observation: the fit of the single inputs (solve), scaled up to cover
    * the worst-covered observation (singles and request sums), plus headroom. Unmeasured features
    * keep the byte bound, and a measured feature never drops below an earlier envelope: evidence
    * only ever raises it.
@@ -352,16 +352,23 @@ export class TokenCalibration {
     // envelope kept as it is, when that covers every observation: a joint fit moves the weights the
     // new text shares with others (its spaces, its full stops), and re-cuts documents it taught
     // nothing of.
+    const system = normalEquations(this.#singles);
     if (previous !== undefined && known.some(Boolean) && measured.some((m, k) => m && !known[k])) {
-      const kept = this.#solve(known.map((isKnown, k) => (isKnown ? previous[k]! : undefined))).map(
-        (weight, k) => (known[k] ? previous[k]! : measured[k] ? weight * HEADROOM : BYTE_BOUND_WEIGHTS[k]!),
+      const kept = solve(
+        system,
+        known.map((isKnown, k) => (isKnown ? previous[k]! : undefined)),
+      ).map((weight, k) =>
+        known[k] ? previous[k]! : measured[k] ? weight * HEADROOM : BYTE_BOUND_WEIGHTS[k]!,
       );
       if (coverOf(kept, observations) <= 1) return kept;
     }
-    const w = this.#solve(measured.map(() => undefined));
+    const w = solve(
+      system,
+      measured.map(() => undefined),
+    );
     // Unmeasured features keep the byte bound.
     const base = w.map((weight, k) => (measured[k] ? weight : BYTE_BOUND_WEIGHTS[k]!));
-    const fitted = scaledToCover(base, observations, measured);
+    const fitted = scaled(base, coverOf(base, observations), measured);
     // A measured feature never drops below an earlier envelope, and only evidence it does not cover
     // raises it: the headroom is the fit's, not added again to that envelope (it was, and each refit
     // raised every weight by it: a later epoch then re-cut documents it taught nothing of).
@@ -372,47 +379,58 @@ export class TokenCalibration {
         : weight;
     });
     // (A fit without single inputs can leave an observation its estimate does not count at all.)
-    return coverOf(floored, observations) > 1 ? scaledToCover(floored, observations, measured) : floored;
+    const short = coverOf(floored, observations);
+    return short > 1 ? scaled(floored, short, measured) : floored;
   }
+}
 
-  /**
-   * The non-negative least-squares fit of the single inputs' relative errors, ridge-pulled towards
-   * the byte bound scaled by the overall ratio (features the evidence cannot tell apart share it);
-   * a feature given in `fixed` keeps that weight.
-   */
-  #solve(fixed: readonly (number | undefined)[]): number[] {
-    const singles = this.#singles;
-    let tokens = 0;
-    let bound = 0;
-    for (const o of singles) {
-      tokens += o.tokens;
-      bound += estimate(o.profile, BYTE_BOUND_WEIGHTS);
-    }
-    const ratio = Math.min(1, tokens / Math.max(1, bound));
-    const target = BYTE_BOUND_WEIGHTS.map((w) => w * ratio);
-    // Normal equations of Σ ((c·w − t) / (c·b))² + λ Σ (w − target)², one single input a row.
-    const a = Array.from({ length: CLASS_COUNT }, () => new Array<number>(CLASS_COUNT).fill(0));
-    const r = new Array<number>(CLASS_COUNT).fill(0);
-    for (const o of singles) {
-      const scale = 1 / estimate(o.profile, BYTE_BOUND_WEIGHTS) ** 2;
-      for (let i = 0; i < CLASS_COUNT; i++) {
-        r[i]! += o.profile[i]! * o.tokens * scale;
-        for (let j = 0; j < CLASS_COUNT; j++) a[i]![j]! += o.profile[i]! * o.profile[j]! * scale;
-      }
-    }
-    const lambda = 1e-3;
-    const w = target.map((weight, k) => fixed[k] ?? weight);
-    for (let sweep = 0; sweep < 200; sweep++) {
-      for (let k = 0; k < CLASS_COUNT; k++) {
-        if (fixed[k] !== undefined) continue;
-        let rest = 0;
-        for (let j = 0; j < CLASS_COUNT; j++) if (j !== k) rest += a[k]![j]! * w[j]!;
-        const value = (r[k]! - rest + lambda * target[k]!) / (a[k]![k]! + lambda);
-        w[k] = Math.min(FIT_CEILING[k]!, Math.max(0, value));
-      }
-    }
-    return w;
+/** The fit's linear system: normal equations, and the target each weight is pulled towards. */
+interface NormalEquations {
+  readonly a: readonly (readonly number[])[];
+  readonly r: readonly number[];
+  readonly target: readonly number[];
+}
+
+/**
+ * Normal equations of Σ ((c·w − t) / (c·b))² + λ Σ (w − target)², one single input a row: relative
+ * errors, ridge-pulled towards the byte bound scaled by the overall ratio (features the evidence
+ * cannot tell apart share it).
+ */
+function normalEquations(singles: readonly TokenObservation[]): NormalEquations {
+  let tokens = 0;
+  let bound = 0;
+  for (const o of singles) {
+    tokens += o.tokens;
+    bound += estimate(o.profile, BYTE_BOUND_WEIGHTS);
   }
+  const ratio = Math.min(1, tokens / Math.max(1, bound));
+  const target = BYTE_BOUND_WEIGHTS.map((w) => w * ratio);
+  const a = Array.from({ length: CLASS_COUNT }, () => new Array<number>(CLASS_COUNT).fill(0));
+  const r = new Array<number>(CLASS_COUNT).fill(0);
+  for (const o of singles) {
+    const scale = 1 / estimate(o.profile, BYTE_BOUND_WEIGHTS) ** 2;
+    for (let i = 0; i < CLASS_COUNT; i++) {
+      r[i]! += o.profile[i]! * o.tokens * scale;
+      for (let j = 0; j < CLASS_COUNT; j++) a[i]![j]! += o.profile[i]! * o.profile[j]! * scale;
+    }
+  }
+  return { a, r, target };
+}
+
+/** The non-negative least-squares solution (coordinate descent); a feature given in `fixed` keeps that weight. */
+function solve({ a, r, target }: NormalEquations, fixed: readonly (number | undefined)[]): number[] {
+  const lambda = 1e-3;
+  const w = target.map((weight, k) => fixed[k] ?? weight);
+  for (let sweep = 0; sweep < 200; sweep++) {
+    for (let k = 0; k < CLASS_COUNT; k++) {
+      if (fixed[k] !== undefined) continue;
+      let rest = 0;
+      for (let j = 0; j < CLASS_COUNT; j++) if (j !== k) rest += a[k]![j]! * w[j]!;
+      const value = (r[k]! - rest + lambda * target[k]!) / (a[k]![k]! + lambda);
+      w[k] = Math.min(FIT_CEILING[k]!, Math.max(0, value));
+    }
+  }
+  return w;
 }
 
 /** How far short of covering the worst-covered observation `weights` fall (1 or more). */
@@ -425,13 +443,8 @@ function coverOf(weights: Weights, observations: readonly TokenObservation[]): n
   return cover;
 }
 
-/** The measured features' weights scaled until every observation is covered, plus headroom. */
-function scaledToCover(
-  weights: Weights,
-  observations: readonly TokenObservation[],
-  measured: readonly boolean[],
-): Weights {
-  const cover = coverOf(weights, observations);
+/** The measured features' weights scaled by `cover` (coverOf), plus headroom. */
+function scaled(weights: Weights, cover: number, measured: readonly boolean[]): Weights {
   return weights.map((weight, k) => (measured[k] ? weight * cover * HEADROOM : weight));
 }
 

@@ -8,12 +8,12 @@
  *
  * The seed is printed with every failure; replay with EMBEDPIPE_PROPERTY_SEED=<seed>.
  */
-import { copyFile, mkdir, readdir, readFile, readlink } from 'node:fs/promises';
+import { readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seeded } from '../chunking/generate.js';
 import { runArgs, runCli, spawnCli } from '../helpers/cli.js';
-import { comparable } from '../helpers/dataset-checks.js';
+import { comparable, freshOutputGiven } from '../helpers/dataset-checks.js';
 import { readDataset } from '../helpers/duckdb.js';
 import {
   INDEPENDENT_KEY,
@@ -77,9 +77,7 @@ async function expectSoundAndFresh(
   // The control starts from what the dataset learned of the gateway's token counting (its
   // calibration, see docs/design.md "Chunk sizing"): probes drawn from another corpus can calibrate another
   // script's weight differently and cut every chunk elsewhere, equally valid but not comparable.
-  const control = `${out}-control-${Math.floor(Math.random() * 1e9)}`;
-  await mkdir(join(`${control}.versions`, 'v000001'), { recursive: true });
-  await copyFile(join(out, '_calibration.json'), join(`${control}.versions`, 'v000001', '_calibration.json'));
+  const control = await freshOutputGiven(out);
   const fresh = await runCli(
     // Request sizes change batches, not rows: the control sends large requests (fewer faults to wait out).
     [

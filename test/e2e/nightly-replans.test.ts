@@ -5,13 +5,13 @@
  * batches that re-planned them change. A version written before re-plans were recorded (its
  * calibration without them) is carried soundly too.
  */
-import { cp, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { cp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_API_KEY, type RunningEmulator, startEmulator } from '../../src/emulator/index.js';
 import { runCli } from '../helpers/cli.js';
 import { longDocument, seeded } from '../helpers/corpus.js';
-import { comparable } from '../helpers/dataset-checks.js';
+import { comparable, freshOutputGiven } from '../helpers/dataset-checks.js';
 import { readDataset } from '../helpers/duckdb.js';
 import { tempFolder } from '../helpers/temp.js';
 
@@ -54,9 +54,7 @@ describe('re-planned documents across nights', () => {
   async function expectAsFresh(out: string, input: string, options: readonly string[], what: string) {
     const verified = await runCli(['verify', out, '--deep'], env());
     expect(verified.code, `${what}: verify --deep: ${verified.stdout}${verified.stderr}`).toBe(0);
-    const control = `${out}-fresh-${Math.floor(Math.random() * 1e9)}`;
-    await mkdir(join(`${control}.versions`, 'v000001'), { recursive: true });
-    await cp(join(out, '_calibration.json'), join(`${control}.versions`, 'v000001', '_calibration.json'));
+    const control = await freshOutputGiven(out);
     const fresh = await run(input, control, options);
     expect(fresh.code, `${what}: the fresh run: ${fresh.stderr.slice(-2000)}`).toBe(0);
     const rows = comparable(await readDataset(out));

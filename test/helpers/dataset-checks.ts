@@ -1,6 +1,22 @@
 /** What the end-to-end tests assert about a dataset read back by DuckDB. */
+import { copyFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { DatasetRow } from './duckdb.js';
+
+/**
+ * A new output folder beside `out` whose first version, unfinished, holds only `out`'s
+ * `_calibration.json`: a run into it is a fresh run of the corpus that starts from what `out`'s
+ * runs learned of the gateway's token counting (docs/design.md, "Chunk sizing"), which its
+ * version must equal row for row.
+ */
+export async function freshOutputGiven(out: string): Promise<string> {
+  const fresh = `${out}-fresh-${Math.floor(Math.random() * 1e9)}`;
+  const first = join(`${fresh}.versions`, 'v000001');
+  await mkdir(first, { recursive: true });
+  await copyFile(join(out, '_calibration.json'), join(first, '_calibration.json'));
+  return fresh;
+}
 
 export interface ExactDatasetOptions {
   /** The gateway's vector for a text: every row's embedding must be exactly it. */
