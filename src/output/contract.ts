@@ -158,6 +158,11 @@ export class ExpectedRows implements PlanSink, PlanReader {
     this.#pool.set(this.#first[number]! + index, key);
   }
 
+  /** Whether the plan has chunks of the document (as first planned, whatever re-planned it since). */
+  plans(documentId: string): boolean {
+    return this.#numbers.has(documentId);
+  }
+
   /** The document's rows are those of the batch that re-planned it, in `file`. */
   replan(documentId: string, file: string): void {
     this.#replanned.set(documentId, file);

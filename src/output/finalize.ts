@@ -55,6 +55,11 @@ export interface FinalizeInput {
   readonly planned: readonly string[];
   /** Document id → the batch holding all its rows (re-planned documents). */
   readonly owners: ReadonlyMap<string, string>;
+  /**
+   * Document id → a batch carried from the version replaced that re-planned it (replans.ts): its
+   * file's rows of the document are kept only where the plan wants them and no other file has them.
+   */
+  readonly carriedReplans?: ReadonlyMap<string, string>;
   /** The chunks the plan wants in the version. */
   readonly expected: ExpectedRows;
   /** The dataset's model: rows' content_hashes are checked against their texts. */
@@ -94,26 +99,38 @@ export async function compactDataset(input: FinalizeInput): Promise<CompactedDat
   const ownerFile = new Map<string, string>();
   for (const [documentId, owner] of owners) {
     const file = fileOf.get(owner);
-    if (file === undefined) continue;
+    // A re-plan of a document the plan does not have holds no row the version wants: its rows are
+    // then violations, named, not kept because a batch record says so.
+    if (file === undefined || !expected.plans(documentId)) continue;
     ownerFile.set(documentId, file);
     expected.replan(documentId, file);
+  }
+  /** Files carried over that hold an earlier re-plan of a document: file → those documents. */
+  const earlierReplans = new Map<string, Set<string>>();
+  for (const [documentId, batchId] of input.carriedReplans ?? []) {
+    const file = fileOf.get(batchId);
+    if (file === undefined || ownerFile.has(documentId)) continue;
+    const documents = earlierReplans.get(file) ?? new Set<string>();
+    earlierReplans.set(file, documents.add(documentId));
   }
   const checkTexts = input.checkTexts ?? (() => true);
   const scans = await readKeys(writer, ordered, new Map(), (file) =>
     checkTexts(file) ? { model: input.model } : {},
   );
   // A row both in an outdated file and in another is kept in the other: the outdated file is
-  // rewritten anyway.
-  const byPreference = [
-    ...ordered.filter((f) => !outdated.has(f)),
-    ...ordered.filter((f) => outdated.has(f)),
-  ];
+  // rewritten anyway. So is a row of an earlier re-plan: the batch that plans the document now holds it.
+  const rank = (file: string) => (outdated.has(file) ? 2 : earlierReplans.has(file) ? 1 : 0);
+  const byPreference = [0, 1, 2].flatMap((r) => ordered.filter((file) => rank(file) === r));
   const selection = selectRows(
     byPreference.map((file) => scans.get(file)!),
     expected,
     (file, documentId) => {
       const owner = ownerFile.get(documentId);
-      return outdated.has(file) || (owner !== undefined && owner !== file);
+      return (
+        outdated.has(file) ||
+        (owner !== undefined && owner !== file) ||
+        earlierReplans.get(file)?.has(documentId) === true
+      );
     },
   );
   const violations = [...selection.violations, ...textViolations(scans.values())];
@@ -217,6 +234,7 @@ export interface FinalizeVersionInput {
   readonly replannedHere?: ReadonlyMap<string, ReplannedRows>;
   readonly planned: readonly string[];
   readonly owners: ReadonlyMap<string, string>;
+  readonly carriedReplans?: ReadonlyMap<string, string>;
   readonly expected: PlanReader;
   /**
    * Chunks without a vector: failures recorded in committed batches, and the chunks of failed
@@ -354,6 +372,7 @@ export type VersionCheckInput = Pick<
   | 'writer'
   | 'planned'
   | 'owners'
+  | 'carriedReplans'
   | 'expected'
   | 'model'
   | 'writtenHere'
@@ -494,6 +513,7 @@ async function checkedByRows(
     writer,
     planned: input.planned,
     owners: input.owners,
+    ...(input.carriedReplans ? { carriedReplans: input.carriedReplans } : {}),
     expected,
     model: input.model,
     checkTexts: (file) => !input.writtenHere?.has(file) && !checked.has(file),

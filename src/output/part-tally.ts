@@ -11,16 +11,21 @@ import { batchRecordFrom, failuresOfBatch } from './batch-record.js';
 const FOOTER_READS_IN_FLIGHT = 8;
 
 /**
- * The ledger of the committed parts' records, and which batch owns each re-planned document.
- * `inherited`: batches in files linked from the version replaced.
+ * The ledger of the committed parts' records, and which batch owns each re-planned document (an
+ * inherited batch's re-plans are an earlier version's: finalize keeps their rows only where the
+ * plan still has them, replans.ts). `inherited`: batches in files linked from the version replaced.
  */
 export async function tallyParts(
   committed: readonly string[],
   readMetadata: (batchId: string) => Promise<Record<string, string>>,
   inherited: ReadonlySet<string> = new Set(),
-): Promise<{ tally: RecordTotals; owners: Map<string, string> }> {
+): Promise<{
+  tally: RecordTotals;
+  replans: { owners: Map<string, string>; carriedReplans: Map<string, string> };
+}> {
   const ledger = new Ledger();
   const owners = new Map<string, string>();
+  const carried = new Map<string, string>();
   const limit = pLimit(FOOTER_READS_IN_FLIGHT);
   const records = await Promise.all(
     committed.map((batchId) => limit(async () => batchRecordFrom(await readMetadata(batchId)))),
@@ -28,9 +33,10 @@ export async function tallyParts(
   committed.forEach((batchId, i) => {
     const record = records[i];
     ledger.carry(record, inherited.has(batchId));
-    for (const documentId of record?.replanned ?? []) owners.set(documentId, batchId);
+    const replans = inherited.has(batchId) ? carried : owners;
+    for (const documentId of record?.replanned ?? []) replans.set(documentId, batchId);
   });
-  return { tally: ledger.dataset(), owners };
+  return { tally: ledger.dataset(), replans: { owners, carriedReplans: carried } };
 }
 
 /** The chunks without a vector: those the committed records list, and every chunk of a failed batch. */

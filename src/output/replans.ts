@@ -32,3 +32,27 @@ export async function restoreReplans(
       if (!sizing.plannedAsReplanned(documentId)) sizing.restoreOwner(documentId, batchId);
   }
 }
+
+/**
+ * Documents that batches carried over from the version replaced re-planned: document id → batch
+ * id. Those batches' files hold the rows of the re-plan, which count only where the plan still has
+ * them (finalize.ts, compactDataset): the document may since be deleted or edited, and the batches
+ * that plan it now send its chunks (or take their vectors by hash).
+ */
+export function carriedReplans(
+  committed: ReadonlyMap<string, { readonly replanned?: readonly string[] } | undefined>,
+  inherited: ReadonlySet<string>,
+): Map<string, string> {
+  const carried = new Map<string, string>();
+  for (const batchId of inherited)
+    for (const documentId of committed.get(batchId)?.replanned ?? []) carried.set(documentId, batchId);
+  return carried;
+}
+
+/** A run's re-plans as its switch weighs them: the owners this version's batches recorded, and carried ones. */
+export function replansAtSwitch(
+  sizing: { owners(): Map<string, string> },
+  session: Pick<OutputSession, 'committed' | 'inherited'>,
+): { owners: Map<string, string>; carriedReplans: Map<string, string> } {
+  return { owners: sizing.owners(), carriedReplans: carriedReplans(session.committed, session.inherited) };
+}

@@ -98,7 +98,7 @@ async function finalizeLocked(
   }
   const committed = plan.planned.filter((batchId) => fileOf.has(batchId));
   const inherited = inheritedBatches(fileOf, spec.linkedFiles);
-  const { tally, owners } = await tallyParts(committed, (id) => writer.readPartMetadata(id), inherited);
+  const { tally, replans } = await tallyParts(committed, (id) => writer.readPartMetadata(id), inherited);
   const failures = await failuresOf(
     tally,
     failedBatches,
@@ -113,7 +113,7 @@ async function finalizeLocked(
     writer,
     ...(current?.manifest ? { current: { ...current, manifest: current.manifest } } : {}),
     planned: plan.planned,
-    owners,
+    ...replans,
     expected: await readPlanChunks(spec.versionDir, runId),
     failures,
     dims,

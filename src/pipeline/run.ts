@@ -29,7 +29,7 @@ import { FreeSpaceGuard } from '../output/free-space.js';
 import { REJECTS_FILE, sideFile } from '../output/index.js';
 import { datasetDims, manifestOf, versionCounts } from '../output/manifest-of.js';
 import { PlannedChunks } from '../output/planned-chunks.js';
-import { restoreReplans } from '../output/replans.js';
+import { replansAtSwitch, restoreReplans } from '../output/replans.js';
 import type { SpillLog } from '../output/spill.js';
 import { replaySpill } from '../output/spill-replay.js';
 import type { VersionedDataset } from '../output/versions.js';
@@ -356,7 +356,7 @@ async function finalizeRunVersion(
     writer: session.writer,
     ...(session.current ? { current: session.current } : {}),
     planned: [...stats.ledger.planned],
-    owners: sizing.owners(),
+    ...replansAtSwitch(sizing, session),
     expected: stages.expected,
     writtenHere: commit.writtenHere,
     replannedHere: commit.replannedHere,

@@ -164,4 +164,58 @@ describe('re-planned documents across nights', () => {
     // The Korean night re-cut nothing it did not change (a refit once moved every weight).
     expect(JSON.parse(summary).changes).toEqual({ added: 1, changed: 0, deleted: 0, unchanged: 321 });
   });
+  it("drops a document's earlier re-plan from the batch that held it once the document is edited or deleted, and takes it anew when added again", {
+    timeout: 240_000,
+  }, async () => {
+    const { docs: night1 } = corpus(43, 60);
+    const rand = seeded(7);
+    const letter = () => String.fromCharCode(0x61 + Math.floor(rand() * 26));
+    const terse = () => Array.from({ length: 300 }, () => letter() + letter()).join(' ');
+    const edited = (docs: readonly Doc[]) =>
+      docs.map((d, i) => (i % 37 === 3 ? { id: d.id, text: `${d.text} Edited.` } : d));
+    // Edited all through (batches share requests), and terse documents mid-corpus: the epoch their
+    // answer opens re-plans documents waiting in other batches, inside shared requests.
+    const night2 = [
+      ...edited(night1).slice(0, 120),
+      ...Array.from({ length: 8 }, (_, i) => ({ id: `terse-${i}`, text: terse() })),
+      ...edited(night1).slice(120),
+    ];
+    const out = join(root, 'earlier-replans');
+    const night = async (n: number, docs: readonly Doc[]) => {
+      const path = join(root, `earlier-${n}.jsonl`);
+      await writeJsonl(path, docs);
+      const result = await run(path, out, WAITING);
+      expect(result.code, `night ${n}: ${result.stderr}`).toBe(0);
+      await expectAsFresh(out, path, WAITING, `night ${n}`);
+      return JSON.parse(result.stdout).changes;
+    };
+    await night(1, night1);
+    await night(2, night2);
+    const replanned = new Set(((await calibrationOf(out)).replans ?? []).flatMap((r) => r.ids));
+    expect(replanned.size, 'documents re-planned in the second night').toBeGreaterThan(0);
+    const others = night2.length - replanned.size;
+    // Each change to a re-planned document is seen, and its rows are the ones a fresh run writes.
+    const touched = night2.map((d) =>
+      replanned.has(d.id) ? { id: d.id, text: `${d.text} More words.` } : d,
+    );
+    expect(await night(3, touched)).toEqual({
+      added: 0,
+      changed: replanned.size,
+      unchanged: others,
+      deleted: 0,
+    });
+    const without = night2.filter((d) => !replanned.has(d.id));
+    expect(await night(4, without)).toEqual({
+      added: 0,
+      changed: 0,
+      unchanged: others,
+      deleted: replanned.size,
+    });
+    expect(await night(5, night2)).toEqual({
+      added: replanned.size,
+      changed: 0,
+      unchanged: others,
+      deleted: 0,
+    });
+  });
 });

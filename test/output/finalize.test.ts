@@ -259,6 +259,61 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
     expect(new DatasetRows(keys).digests()).toEqual(documents);
   });
 
+  it("keeps an earlier version's re-plan only where the plan still has its rows: a document deleted or edited since loses them there", async () => {
+    const a = batchOf('a', 'x', 3, 2);
+    const planned = batchOf('b', 'y', 3, 2);
+    // Batch b re-planned y-1 in an earlier version: its file holds y-1's re-plan, three chunks.
+    const chunk = (index: number, text: string) => ({
+      ...planned.chunks[2]!,
+      index,
+      text,
+      hash: contentHash(MODEL, text),
+    });
+    const again = [0, 1, 2].map((index) => chunk(index, `y document 1 planned again, chunk ${index}`));
+    const withReplan = (batch: EmbeddedBatch, chunks: EmbeddedBatch['chunks']): EmbeddedBatch => ({
+      ...batch,
+      chunks,
+      vectors: chunks.map((_, i) => batch.vectors[i % batch.vectors.length]!),
+    });
+    const others = planned.chunks.filter((c) => c.documentId !== 'y-1');
+    const held = { ...withReplan(planned, [...others, ...again]), replanned: ['y-1'] };
+    const withoutY1 = withReplan(planned, others);
+    const carriedReplans = new Map([['y-1', 'b']]);
+    const rowsOf = async (dir: string, files: readonly string[]) =>
+      new DatasetRows(await Promise.all(files.map((file) => readRowKeys(dir, file, 'parquet')))).digests();
+
+    // Unchanged: planned as re-planned, its rows are batch b's.
+    const kept = await written('earlier-replan-kept', [[a], [held]], [a, held]);
+    const unchanged = await checkVersion({ ...kept.input, carriedReplans }, new Map(), DIMS);
+    expect(unchanged.counted).toMatchObject({ rows: 6 + 4 + 3, documents: 6 });
+
+    // Deleted: its rows in b's file go; the check counts five documents.
+    const gone = await written('earlier-replan-deleted', [[a], [held]], [a, withoutY1]);
+    const deleted = await checkVersion({ ...gone.input, carriedReplans }, new Map(), DIMS);
+    expect(deleted.counted).toMatchObject({ rows: 6 + 4, documents: 5 });
+    expect([...(await rowsOf(gone.dir, deleted.files)).keys()]).not.toContain('y-1');
+
+    // Edited: batch c plans it now (its first chunk as it was): c's rows are its, b's go.
+    const edited = [chunk(0, again[0]!.text), chunk(1, 'y document 1 edited, its second chunk')];
+    const c: EmbeddedBatch = { ...withReplan(batchOf('c', 'z', 1, 2), edited), batchId: 'c' };
+    const changed = await written('earlier-replan-edited', [[a], [held], [c]], [a, withoutY1, c]);
+    const afterEdit = await checkVersion({ ...changed.input, carriedReplans }, new Map(), DIMS);
+    expect(afterEdit.counted).toMatchObject({ rows: 6 + 4 + 2, documents: 6 });
+    const y1 = new PairDigest();
+    for (const e of edited) y1.add(e.index, hashKey(e.hash));
+    expect((await rowsOf(changed.dir, afterEdit.files)).get('y-1')).toEqual(y1.value);
+
+    // An owner trusted for a document the plan does not have (what carried re-plans were before)
+    // is refused, not kept.
+    const trusted = await written('earlier-replan-trusted', [[a], [held]], [a, withoutY1]);
+    const refused = await checkVersion({ ...trusted.input, owners: carriedReplans }, new Map(), DIMS).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(DatasetContractError);
+    expect((refused as DatasetContractError).violations.map((v) => v.check)).toContain('planned-rows');
+  });
+
   /**
    * A previous version of `groups` (each batch's record saying `recorded(batch)` rows) whose switch
    * recorded its files' digests, and the next version linking its files, as a run builds it.
