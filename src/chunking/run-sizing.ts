@@ -80,6 +80,8 @@ export class RunSizing implements ChunkSizing {
   readonly #owners = new Map<string, Ownership>();
   /** Documents re-planned by committed batches of earlier runs: document id → owner batch id. */
   readonly #restoredOwners = new Map<string, string>();
+  /** Re-plans recorded before this run that own nothing (see restoreReplan): document id → batch id. */
+  readonly #earlier = new Map<string, string>();
   #nextOrdinal = 0;
   readonly #probed = new Set<number>();
   #lazyProbes = 0;
@@ -190,9 +192,32 @@ export class RunSizing implements ChunkSizing {
     }
   }
 
-  /** Ownerships recorded in committed parts (a resumed run): their documents' old chunks are stale. */
-  restoreOwner(documentId: string, batchId: string): void {
-    this.#restoredOwners.set(documentId, batchId);
+  /**
+   * A re-plan an earlier attempt of this version recorded (a committed or spilled batch). A document
+   * the calibration records as re-planned is planned so (see plan): the batches planning it now
+   * send its chunks or take their vectors by hash, and the attempt's rows count only where the plan
+   * still has them (an edit between attempts changes them). Otherwise (killed before the
+   * calibration was saved) the attempt's batch owns the document: its old chunks are stale.
+   */
+  restoreReplan(documentId: string, batchId: string): void {
+    if (this.calibration.isReplanned(documentId)) this.earlierReplan(documentId, batchId);
+    else this.#restoredOwners.set(documentId, batchId);
+  }
+
+  /**
+   * A re-plan a batch carried from the version replaced recorded: its rows of the document count
+   * only where the plan still has them (finalize.ts); nothing planned is stale for it.
+   */
+  earlierReplan(documentId: string, batchId: string): void {
+    this.#earlier.set(documentId, batchId);
+  }
+
+  /** Re-plans recorded before this run whose rows count by key alone: document id → batch id. */
+  earlierReplans(): Map<string, string> {
+    const earlier = new Map<string, string>();
+    for (const [id, batchId] of this.#earlier)
+      if (!this.#owners.has(id) && !this.#restoredOwners.has(id)) earlier.set(id, batchId);
+    return earlier;
   }
 
   /** Whether the document is planned as a run re-planned it (see plan). */

@@ -56,10 +56,12 @@ export interface FinalizeInput {
   /** Document id → the batch holding all its rows (re-planned documents). */
   readonly owners: ReadonlyMap<string, string>;
   /**
-   * Document id → a batch carried from the version replaced that re-planned it (replans.ts): its
-   * file's rows of the document are kept only where the plan wants them and no other file has them.
+   * Document id → a batch committed before this run that re-planned it and owns nothing (carried
+   * from the version replaced, or an attempt's whose re-plan the plan now makes itself:
+   * RunSizing.restoreReplan): its file's rows of the document are kept only where the plan wants
+   * them and no other file has them.
    */
-  readonly carriedReplans?: ReadonlyMap<string, string>;
+  readonly earlierReplans?: ReadonlyMap<string, string>;
   /** The chunks the plan wants in the version. */
   readonly expected: ExpectedRows;
   /** The dataset's model: rows' content_hashes are checked against their texts. */
@@ -96,22 +98,24 @@ export async function compactDataset(input: FinalizeInput): Promise<CompactedDat
   let fileOf = await writer.batchFiles();
   const ordered = plannedFiles(planned, fileOf);
   const outdated = outdatedFiles(fileOf, plannedSet);
+  /** Files holding an earlier re-plan of a document (its rows count by key alone): file → documents. */
+  const earlierReplans = new Map<string, Set<string>>();
+  const earlier = (documentId: string, file: string) =>
+    earlierReplans.set(file, (earlierReplans.get(file) ?? new Set<string>()).add(documentId));
   const ownerFile = new Map<string, string>();
   for (const [documentId, owner] of owners) {
     const file = fileOf.get(owner);
-    // A re-plan of a document the plan does not have holds no row the version wants: its rows are
-    // then violations, named, not kept because a batch record says so.
-    if (file === undefined || !expected.plans(documentId)) continue;
-    ownerFile.set(documentId, file);
-    expected.replan(documentId, file);
+    if (file === undefined) continue;
+    // A document the plan no longer has (deleted) owns no row, whatever a batch record says.
+    if (!expected.plans(documentId)) earlier(documentId, file);
+    else {
+      ownerFile.set(documentId, file);
+      expected.replan(documentId, file);
+    }
   }
-  /** Files carried over that hold an earlier re-plan of a document: file → those documents. */
-  const earlierReplans = new Map<string, Set<string>>();
-  for (const [documentId, batchId] of input.carriedReplans ?? []) {
+  for (const [documentId, batchId] of input.earlierReplans ?? []) {
     const file = fileOf.get(batchId);
-    if (file === undefined || ownerFile.has(documentId)) continue;
-    const documents = earlierReplans.get(file) ?? new Set<string>();
-    earlierReplans.set(file, documents.add(documentId));
+    if (file !== undefined && !ownerFile.has(documentId)) earlier(documentId, file);
   }
   const checkTexts = input.checkTexts ?? (() => true);
   const scans = await readKeys(writer, ordered, new Map(), (file) =>
@@ -234,7 +238,7 @@ export interface FinalizeVersionInput {
   readonly replannedHere?: ReadonlyMap<string, ReplannedRows>;
   readonly planned: readonly string[];
   readonly owners: ReadonlyMap<string, string>;
-  readonly carriedReplans?: ReadonlyMap<string, string>;
+  readonly earlierReplans?: ReadonlyMap<string, string>;
   readonly expected: PlanReader;
   /**
    * Chunks without a vector: failures recorded in committed batches, and the chunks of failed
@@ -372,7 +376,7 @@ export type VersionCheckInput = Pick<
   | 'writer'
   | 'planned'
   | 'owners'
-  | 'carriedReplans'
+  | 'earlierReplans'
   | 'expected'
   | 'model'
   | 'writtenHere'
@@ -513,7 +517,7 @@ async function checkedByRows(
     writer,
     planned: input.planned,
     owners: input.owners,
-    ...(input.carriedReplans ? { carriedReplans: input.carriedReplans } : {}),
+    ...(input.earlierReplans ? { earlierReplans: input.earlierReplans } : {}),
     expected,
     model: input.model,
     checkTexts: (file) => !input.writtenHere?.has(file) && !checked.has(file),

@@ -21,7 +21,7 @@ export async function tallyParts(
   inherited: ReadonlySet<string> = new Set(),
 ): Promise<{
   tally: RecordTotals;
-  replans: { owners: Map<string, string>; carriedReplans: Map<string, string> };
+  replans: { owners: Map<string, string>; earlierReplans: Map<string, string> };
 }> {
   const ledger = new Ledger();
   const owners = new Map<string, string>();
@@ -36,7 +36,7 @@ export async function tallyParts(
     const replans = inherited.has(batchId) ? carried : owners;
     for (const documentId of record?.replanned ?? []) replans.set(documentId, batchId);
   });
-  return { tally: ledger.dataset(), replans: { owners, carriedReplans: carried } };
+  return { tally: ledger.dataset(), replans: { owners, earlierReplans: carried } };
 }
 
 /** The chunks without a vector: those the committed records list, and every chunk of a failed batch. */

@@ -20,7 +20,7 @@ export async function replaySpill(
   const spilled = [...byId.values()].filter((s) => !committed.has(s.embedded.batchId));
   if (spilled.length > 0) {
     for (const { embedded } of spilled)
-      for (const documentId of embedded.replanned) sizing.restoreOwner(documentId, embedded.batchId);
+      for (const documentId of embedded.replanned) sizing.restoreReplan(documentId, embedded.batchId);
     const entries = spilled.map(({ plannedChunks, embedded }) => {
       // A document re-planned by another batch keeps only that batch's rows (as at a group commit).
       const kept = withoutStaleRows(embedded, (chunk) => sizing.isStale(chunk, embedded.batchId));

@@ -356,7 +356,7 @@ async function finalizeRunVersion(
     writer: session.writer,
     ...(session.current ? { current: session.current } : {}),
     planned: [...stats.ledger.planned],
-    ...replansAtSwitch(sizing, session),
+    ...replansAtSwitch(sizing),
     expected: stages.expected,
     writtenHere: commit.writtenHere,
     replannedHere: commit.replannedHere,

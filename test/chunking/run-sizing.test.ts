@@ -164,8 +164,28 @@ describe('RunSizing', () => {
   it('restores owners recorded by committed parts', () => {
     const s = sizing(0.25);
     const a = s.plan(document('a', prose(20)));
-    s.restoreOwner('a', 'committed');
+    s.restoreReplan('a', 'committed');
     expect(s.isStale(a[0]!, 'other')).toBe(true);
     expect(s.isStale(a[0]!, 'committed')).toBe(false);
+    expect(s.owners()).toEqual(new Map([['a', 'committed']]));
+    expect(s.earlierReplans()).toEqual(new Map());
+  });
+
+  it('counts a re-plan the calibration records, or one carried over, by key alone: nothing is stale for it', () => {
+    const s = sizing(0.25);
+    s.calibration.recordReplan('a', s.calibration.current);
+    const a = s.plan(document('a', prose(20)));
+    s.restoreReplan('a', 'attempt');
+    s.earlierReplan('b', 'carried');
+    const b = s.plan(document('b', prose(20)));
+    expect(s.isStale(a[0]!, 'other')).toBe(false);
+    expect(s.isStale(b[0]!, 'other')).toBe(false);
+    expect(s.owners()).toEqual(new Map());
+    expect(s.earlierReplans()).toEqual(
+      new Map([
+        ['a', 'attempt'],
+        ['b', 'carried'],
+      ]),
+    );
   });
 });

@@ -218,4 +218,60 @@ describe('re-planned documents across nights', () => {
       deleted: 0,
     });
   });
+  it("resumes a night whose failed batches ended it after a re-plan committed, the re-planned document edited meanwhile: the attempt's rows of it go", {
+    timeout: 240_000,
+  }, async () => {
+    const { docs: night1 } = corpus(43, 60);
+    const rand = seeded(7);
+    const letter = () => String.fromCharCode(0x61 + Math.floor(rand() * 26));
+    const terse = () => Array.from({ length: 300 }, () => letter() + letter()).join(' ');
+    const night2 = [
+      ...night1.slice(0, 120).map((d, i) => (i % 37 === 3 ? { id: d.id, text: `${d.text} Edited.` } : d)),
+      ...Array.from({ length: 8 }, (_, i) => ({ id: `terse-${i}`, text: terse() })),
+      ...night1.slice(120).map((d, i) => (i % 37 === 3 ? { id: d.id, text: `${d.text} Edited.` } : d)),
+    ];
+    const first = join(root, 'attempts-first');
+    const paths = [1, 2, 3].map((n) => join(root, `attempts-${n}.jsonl`));
+    await writeJsonl(paths[0]!, night1);
+    expect((await run(paths[0]!, first, WAITING)).code).toBe(0);
+    await writeJsonl(paths[1]!, night2);
+    // The second night against a gateway failing one request in five, each batch tried once: it ends
+    // with failed batches (exit 5) and an unfinished version. Seeds are tried until its attempt
+    // committed a re-plan (which requests fail decides that).
+    let out = '';
+    let replanned = new Set<string>();
+    for (const seed of [5, 6, 7, 8, 9]) {
+      out = join(root, `attempts-${seed}`);
+      await cp(`${first}.versions`, `${out}.versions`, { recursive: true, verbatimSymlinks: true });
+      await symlink(`attempts-${seed}.versions/v000001`, out);
+      const faulty = await startEmulator({ faults: { seed, probabilities: { 500: 0.2 } } });
+      const attempt = await runCli(
+        [
+          'run',
+          '--input',
+          paths[1]!,
+          '--model',
+          'emu/embed-small',
+          '--out',
+          out,
+          ...WAITING,
+          '--max-attempts',
+          '1',
+        ],
+        { EMBEDPIPE_BASE_URL: faulty.baseUrl, EMBEDPIPE_API_KEY: EMULATOR_API_KEY },
+      );
+      await faulty.close();
+      expect(attempt.code, attempt.stderr.slice(-2000)).toBe(5);
+      const unfinished = await calibrationOf(join(`${out}.versions`, 'v000002'));
+      replanned = new Set((unfinished.replans ?? []).flatMap((r) => r.ids));
+      if (replanned.size > 0) break;
+    }
+    expect(replanned.size, 'an attempt that committed a re-plan').toBeGreaterThan(0);
+    // The next night edits the documents the attempt re-planned, and finishes the version.
+    const edited = night2.map((d) => (replanned.has(d.id) ? { id: d.id, text: `${d.text} More words.` } : d));
+    await writeJsonl(paths[2]!, edited);
+    const resumed = await run(paths[2]!, out, WAITING);
+    expect(resumed.code, resumed.stderr.slice(-2000)).toBe(0);
+    await expectAsFresh(out, paths[2]!, WAITING, 'the resumed night');
+  });
 });

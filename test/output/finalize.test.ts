@@ -278,18 +278,18 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
     const others = planned.chunks.filter((c) => c.documentId !== 'y-1');
     const held = { ...withReplan(planned, [...others, ...again]), replanned: ['y-1'] };
     const withoutY1 = withReplan(planned, others);
-    const carriedReplans = new Map([['y-1', 'b']]);
+    const earlierReplans = new Map([['y-1', 'b']]);
     const rowsOf = async (dir: string, files: readonly string[]) =>
       new DatasetRows(await Promise.all(files.map((file) => readRowKeys(dir, file, 'parquet')))).digests();
 
     // Unchanged: planned as re-planned, its rows are batch b's.
     const kept = await written('earlier-replan-kept', [[a], [held]], [a, held]);
-    const unchanged = await checkVersion({ ...kept.input, carriedReplans }, new Map(), DIMS);
+    const unchanged = await checkVersion({ ...kept.input, earlierReplans }, new Map(), DIMS);
     expect(unchanged.counted).toMatchObject({ rows: 6 + 4 + 3, documents: 6 });
 
     // Deleted: its rows in b's file go; the check counts five documents.
     const gone = await written('earlier-replan-deleted', [[a], [held]], [a, withoutY1]);
-    const deleted = await checkVersion({ ...gone.input, carriedReplans }, new Map(), DIMS);
+    const deleted = await checkVersion({ ...gone.input, earlierReplans }, new Map(), DIMS);
     expect(deleted.counted).toMatchObject({ rows: 6 + 4, documents: 5 });
     expect([...(await rowsOf(gone.dir, deleted.files)).keys()]).not.toContain('y-1');
 
@@ -297,21 +297,16 @@ describe('checkVersion: by digest where certain, row by row otherwise', () => {
     const edited = [chunk(0, again[0]!.text), chunk(1, 'y document 1 edited, its second chunk')];
     const c: EmbeddedBatch = { ...withReplan(batchOf('c', 'z', 1, 2), edited), batchId: 'c' };
     const changed = await written('earlier-replan-edited', [[a], [held], [c]], [a, withoutY1, c]);
-    const afterEdit = await checkVersion({ ...changed.input, carriedReplans }, new Map(), DIMS);
+    const afterEdit = await checkVersion({ ...changed.input, earlierReplans }, new Map(), DIMS);
     expect(afterEdit.counted).toMatchObject({ rows: 6 + 4 + 2, documents: 6 });
     const y1 = new PairDigest();
     for (const e of edited) y1.add(e.index, hashKey(e.hash));
     expect((await rowsOf(changed.dir, afterEdit.files)).get('y-1')).toEqual(y1.value);
 
-    // An owner trusted for a document the plan does not have (what carried re-plans were before)
-    // is refused, not kept.
-    const trusted = await written('earlier-replan-trusted', [[a], [held]], [a, withoutY1]);
-    const refused = await checkVersion({ ...trusted.input, owners: carriedReplans }, new Map(), DIMS).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-    expect(refused).toBeInstanceOf(DatasetContractError);
-    expect((refused as DatasetContractError).violations.map((v) => v.check)).toContain('planned-rows');
+    // An owner of a document the plan no longer has (deleted) owns no row: its rows there go too.
+    const owned = await written('earlier-replan-owner-deleted', [[a], [held]], [a, withoutY1]);
+    const ownerGone = await checkVersion({ ...owned.input, owners: earlierReplans }, new Map(), DIMS);
+    expect(ownerGone.counted).toMatchObject({ rows: 6 + 4, documents: 5 });
   });
 
   /**
