@@ -86,6 +86,21 @@ describe('re-planned documents across nights', () => {
     return { docs, english, script };
   }
 
+  /**
+   * Two nights that re-plan inside shared requests: `corpus(43, 60)`, then the same edited all
+   * through (batches with a text or two to send share requests) with terse documents mid-corpus,
+   * whose answer opens an epoch that re-plans documents waiting in other batches.
+   */
+  function sharedReplanNights(): [Doc[], Doc[]] {
+    const { docs: night1 } = corpus(43, 60);
+    const rand = seeded(7);
+    const letter = () => String.fromCharCode(0x61 + Math.floor(rand() * 26));
+    const terse = () => Array.from({ length: 300 }, () => letter() + letter()).join(' ');
+    const edited = night1.map((d, i) => (i % 37 === 3 ? { id: d.id, text: `${d.text} Edited.` } : d));
+    const terseDocs = Array.from({ length: 8 }, (_, i) => ({ id: `terse-${i}`, text: terse() }));
+    return [night1, [...edited.slice(0, 120), ...terseDocs, ...edited.slice(120)]];
+  }
+
   it('records each re-plan, plans it so the next night, and equals a fresh run given the calibration', {
     timeout: 180_000,
   }, async () => {
@@ -164,22 +179,11 @@ describe('re-planned documents across nights', () => {
     // The Korean night re-cut nothing it did not change (a refit once moved every weight).
     expect(JSON.parse(summary).changes).toEqual({ added: 1, changed: 0, deleted: 0, unchanged: 321 });
   });
+
   it("drops a document's earlier re-plan from the batch that held it once the document is edited or deleted, and takes it anew when added again", {
     timeout: 240_000,
   }, async () => {
-    const { docs: night1 } = corpus(43, 60);
-    const rand = seeded(7);
-    const letter = () => String.fromCharCode(0x61 + Math.floor(rand() * 26));
-    const terse = () => Array.from({ length: 300 }, () => letter() + letter()).join(' ');
-    const edited = (docs: readonly Doc[]) =>
-      docs.map((d, i) => (i % 37 === 3 ? { id: d.id, text: `${d.text} Edited.` } : d));
-    // Edited all through (batches share requests), and terse documents mid-corpus: the epoch their
-    // answer opens re-plans documents waiting in other batches, inside shared requests.
-    const night2 = [
-      ...edited(night1).slice(0, 120),
-      ...Array.from({ length: 8 }, (_, i) => ({ id: `terse-${i}`, text: terse() })),
-      ...edited(night1).slice(120),
-    ];
+    const [night1, night2] = sharedReplanNights();
     const out = join(root, 'earlier-replans');
     const night = async (n: number, docs: readonly Doc[]) => {
       const path = join(root, `earlier-${n}.jsonl`);
@@ -218,18 +222,11 @@ describe('re-planned documents across nights', () => {
       deleted: 0,
     });
   });
+
   it("resumes a night whose failed batches ended it after a re-plan committed, the re-planned document edited meanwhile: the attempt's rows of it go", {
     timeout: 240_000,
   }, async () => {
-    const { docs: night1 } = corpus(43, 60);
-    const rand = seeded(7);
-    const letter = () => String.fromCharCode(0x61 + Math.floor(rand() * 26));
-    const terse = () => Array.from({ length: 300 }, () => letter() + letter()).join(' ');
-    const night2 = [
-      ...night1.slice(0, 120).map((d, i) => (i % 37 === 3 ? { id: d.id, text: `${d.text} Edited.` } : d)),
-      ...Array.from({ length: 8 }, (_, i) => ({ id: `terse-${i}`, text: terse() })),
-      ...night1.slice(120).map((d, i) => (i % 37 === 3 ? { id: d.id, text: `${d.text} Edited.` } : d)),
-    ];
+    const [night1, night2] = sharedReplanNights();
     const first = join(root, 'attempts-first');
     const paths = [1, 2, 3].map((n) => join(root, `attempts-${n}.jsonl`));
     await writeJsonl(paths[0]!, night1);
