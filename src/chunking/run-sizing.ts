@@ -220,11 +220,6 @@ export class RunSizing implements ChunkSizing {
     return earlier;
   }
 
-  /** Whether the document is planned as a run re-planned it (see plan). */
-  plannedAsReplanned(documentId: string): boolean {
-    return this.calibration.isReplanned(documentId);
-  }
-
   /**
    * A document the dataset holds as re-planned whose re-plan its calibration does not record (a
    * version written before re-plans were): planned under the latest epoch it started from, the one

@@ -148,7 +148,7 @@ describe('RunSizing', () => {
       );
       const planned = next.plan(document('a', text));
       expect(planned.map((c) => c.text)).toEqual(sent.map((c) => c.text));
-      expect(next.plannedAsReplanned('a')).toBe(true);
+      expect(next.calibration.isReplanned('a')).toBe(true);
       expect(next.prepare('y', planned)).toEqual(planned);
     });
 
