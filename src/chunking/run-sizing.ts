@@ -196,8 +196,9 @@ export class RunSizing implements ChunkSizing {
    * A re-plan an earlier attempt of this version recorded (a committed or spilled batch). A document
    * the calibration records as re-planned is planned so (see plan): the batches planning it now
    * send its chunks or take their vectors by hash, and the attempt's rows count only where the plan
-   * still has them (an edit between attempts changes them). Otherwise (killed before the
-   * calibration was saved) the attempt's batch owns the document: its old chunks are stale.
+   * still has them (an edit between attempts changes them). Otherwise (an attempt by an embedpipe
+   * that saved no re-plans: one saves its calibration before the batch's spill entry) the attempt's
+   * batch owns the document: its old chunks are stale.
    */
   restoreReplan(documentId: string, batchId: string): void {
     if (this.calibration.isReplanned(documentId)) this.earlierReplan(documentId, batchId);
