@@ -165,6 +165,17 @@ function describeToSend(s: RunSummary, out: string): string {
   );
 }
 
+/** A dry run: the documents a run would add, change and delete in the dataset's current version. */
+function describeChanges(s: RunSummary, out: string): string {
+  const c = s.changes;
+  if (!c) return '';
+  const none = c.added + c.changed + c.deleted === 0;
+  return (
+    `  documents against ${out}'s current version: ${c.added} added, ${c.changed} changed, ` +
+    `${c.unchanged} unchanged, ${c.deleted} deleted${none ? ' (it holds this corpus)' : ''}\n`
+  );
+}
+
 /** Audio corpora: what was transcribed, reused and paid (a dry run: what would be). */
 function describeTranscription(s: RunSummary): string[] {
   const t = s.transcription;
@@ -264,7 +275,7 @@ function describeSummary(s: RunSummary): string {
       `${bound ? 'at most ' : 'about '}${s.tokens} tokens in ${s.batches.planned} requests; estimated cost ` +
       `${bound ? 'at most ' : ''}${usd}\n${describeTranscription(s)
         .map((line) => `${line}\n`)
-        .join('')}${describeToSend(s, out)}${describeSizing(s)}\n` +
+        .join('')}${describeToSend(s, out)}${describeChanges(s, out)}${describeSizing(s)}\n` +
       (bound
         ? '  (no calibration yet: these are upper bounds, planned with one token per UTF-8 byte; a real run first measures how the gateway counts and usually makes fewer, larger chunks)\n'
         : '')

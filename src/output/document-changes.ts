@@ -7,6 +7,9 @@
  * side by side: no data file is read, and only documents met out of step are held.
  * Otherwise (a version written before the contract) the data files' hash columns are read.
  */
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DocumentChanges } from '../domain.js';
 import { OutputError } from '../errors.js';
@@ -46,6 +49,30 @@ export async function documentChanges(before: VersionFiles, after: VersionFiles)
   let deleted = 0;
   for (const id of old.keys()) if (!now.has(id)) deleted += 1;
   return { added, changed, unchanged, deleted };
+}
+
+/**
+ * What would change from the version in `versionDir` to a plan whose `_documents.jsonl` lines
+ * `lines` gives (PlannedChunks.asPlanned): a dry run's preview of the next run, and, right after a
+ * run, a check that its version holds the corpus (nothing added, changed or deleted). Undefined
+ * when the version has no `_documents.jsonl` to compare with.
+ */
+export async function changesToPlan(
+  versionDir: string,
+  lines: (each: (bytes: Buffer) => void) => void,
+): Promise<DocumentChanges | undefined> {
+  const scratch = await mkdtemp(join(tmpdir(), 'embedpipe-plan-documents-'));
+  try {
+    const fd = openSync(join(scratch, DOCUMENTS_FILE), 'w');
+    try {
+      lines((bytes) => writeSync(fd, bytes));
+    } finally {
+      closeSync(fd);
+    }
+    return await changesByRecords(versionDir, scratch);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -13,6 +13,7 @@ import type { Chunk, Reject } from '../domain.js';
 import { RequestEstimate } from '../embedding/send-pool.js';
 import type { RunStats } from '../observability/stats.js';
 import type { WorkToSend } from '../observability/summary.js';
+import type { PlanSink } from '../output/contract.js';
 import { hashKey } from '../output/hash-key.js';
 import { DatasetWriter } from '../output/index.js';
 import { SpillingNumberTable } from '../output/spilling-number-table.js';
@@ -31,6 +32,8 @@ export interface CountInput {
   readonly onReject?: (reject: Reject) => void;
   /** Audio corpora: plans the transcripts the dataset holds, counts the others (see TranscriptionEstimator). */
   readonly transcribe?: TranscriptionStage;
+  /** Is given every planned chunk, in plan order (what a version of this corpus would hold). */
+  readonly planned?: PlanSink;
 }
 
 export async function countWorkToSend(input: CountInput): Promise<{ toSend: WorkToSend; sizing: RunSizing }> {
@@ -62,6 +65,7 @@ export async function countWorkToSend(input: CountInput): Promise<{ toSend: Work
       if (committed.has(batch.batchId)) stats.ledger.carry(undefined);
       const sent: Chunk[] = [];
       for (const chunk of batch.chunks) {
+        input.planned?.add(chunk.documentId, chunk.index, chunk.hash);
         const key = hashKey(chunk.hash);
         if (seen.has(key)) {
           toSend.repeated += 1;

@@ -116,6 +116,8 @@ describe('nightly incremental runs against an independent server', () => {
     const dry = await runCli([...nightlyArgs(secondPath, out), '--dry-run'], env());
     expect(dry.code, dry.stderr).toBe(0);
     const plannedToSend = JSON.parse(dry.stdout).toSend;
+    // What the dry run says the night will change, document by document, is what it changes.
+    const plannedChanges = JSON.parse(dry.stdout).changes;
 
     const sentBefore2 = gateway.embedded.length;
     const r2 = await runCli(nightlyArgs(secondPath, out), env());
@@ -135,6 +137,7 @@ describe('nightly incremental runs against an independent server', () => {
       deleted: deleted.size,
       unchanged: second.length - added.size - changed.size,
     });
+    expect(plannedChanges).toEqual(s2.changes);
     expect(s2.version).toMatchObject({ name: 'v000002', current: true, replaces: 'v000001' });
     expect(s2.saved.tokens).toBeGreaterThan(0);
     // The manifest says what was paid for this version: the texts sent, and every other row reused.
@@ -159,6 +162,12 @@ describe('nightly incremental runs against an independent server', () => {
     // Nothing changed since: a dry run says $0, a run sends nothing.
     const idle = await runCli([...nightlyArgs(secondPath, out), '--dry-run'], env());
     expect(JSON.parse(idle.stdout).toSend).toMatchObject({ chunks: 0, costUsd: '0.0000000000' });
+    expect(JSON.parse(idle.stdout).changes).toEqual({
+      added: 0,
+      changed: 0,
+      unchanged: second.length,
+      deleted: 0,
+    });
     const sentBefore3 = gateway.embedded.length;
     const r4 = await runCli(nightlyArgs(secondPath, out), env());
     expect(r4.code, r4.stderr).toBe(0);

@@ -50,10 +50,20 @@ describe('re-planned documents across nights', () => {
   // probe's epoch opens, and their documents are re-planned as they go out.
   const WAITING = ['--max-inputs', '8', '--concurrency', '1'];
 
-  /** The folder's version equals a fresh run given its calibration, row for row, and verify passes. */
+  /**
+   * The folder's version equals a fresh run given its calibration, row for row; verify passes; and a
+   * dry run of the same corpus, planned apart from the run's switch, finds every document as it is.
+   */
   async function expectAsFresh(out: string, input: string, options: readonly string[], what: string) {
     const verified = await runCli(['verify', out, '--deep'], env());
     expect(verified.code, `${what}: verify --deep: ${verified.stdout}${verified.stderr}`).toBe(0);
+    const dry = await run(input, out, [...options, '--dry-run']);
+    expect(dry.code, `${what}: the dry run: ${dry.stderr.slice(-2000)}`).toBe(0);
+    expect(JSON.parse(dry.stdout).changes, `${what}: the dry run's changes`).toMatchObject({
+      added: 0,
+      changed: 0,
+      deleted: 0,
+    });
     const control = await freshOutputGiven(out);
     const fresh = await run(input, control, options);
     expect(fresh.code, `${what}: the fresh run: ${fresh.stderr.slice(-2000)}`).toBe(0);
