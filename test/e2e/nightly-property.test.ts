@@ -74,6 +74,30 @@ async function expectSoundAndFresh(
   }
   const verified = await runCli(['verify', out, '--deep', '--json'], env());
   expect(verified.code, why(`${what}: verify --deep: ${verified.stdout}${verified.stderr}`)).toBe(0);
+  if (!distributed) {
+    // Planned apart from the run's switch, the corpus finds every document as the version holds it.
+    const dry = await runCli(
+      [
+        'run',
+        '--input',
+        input,
+        '--model',
+        INDEPENDENT_MODEL,
+        '--out',
+        out,
+        ...planArgs,
+        '--dry-run',
+        '--json',
+      ],
+      env(),
+    );
+    expect(dry.code, why(`${what}: the dry run: ${dry.stderr.slice(-2000)}`)).toBe(0);
+    expect(JSON.parse(dry.stdout).changes, why(`${what}: the dry run's changes`)).toMatchObject({
+      added: 0,
+      changed: 0,
+      deleted: 0,
+    });
+  }
   // The control starts from what the dataset learned of the gateway's token counting (its
   // calibration, see docs/design.md "Chunk sizing"): probes drawn from another corpus can calibrate another
   // script's weight differently and cut every chunk elsewhere, equally valid but not comparable.
