@@ -77,18 +77,7 @@ async function expectSoundAndFresh(
   if (!distributed) {
     // Planned apart from the run's switch, the corpus finds every document as the version holds it.
     const dry = await runCli(
-      [
-        'run',
-        '--input',
-        input,
-        '--model',
-        INDEPENDENT_MODEL,
-        '--out',
-        out,
-        ...planArgs,
-        '--dry-run',
-        '--json',
-      ],
+      runArgs(input, INDEPENDENT_MODEL, '--out', out, ...planArgs, '--dry-run', '--json'),
       env(),
     );
     expect(dry.code, why(`${what}: the dry run: ${dry.stderr.slice(-2000)}`)).toBe(0);
