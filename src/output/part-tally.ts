@@ -25,7 +25,7 @@ export async function tallyParts(
 }> {
   const ledger = new Ledger();
   const owners = new Map<string, string>();
-  const carried = new Map<string, string>();
+  const earlier = new Map<string, string>();
   const limit = pLimit(FOOTER_READS_IN_FLIGHT);
   const records = await Promise.all(
     committed.map((batchId) => limit(async () => batchRecordFrom(await readMetadata(batchId)))),
@@ -33,10 +33,10 @@ export async function tallyParts(
   committed.forEach((batchId, i) => {
     const record = records[i];
     ledger.carry(record, inherited.has(batchId));
-    const replans = inherited.has(batchId) ? carried : owners;
+    const replans = inherited.has(batchId) ? earlier : owners;
     for (const documentId of record?.replanned ?? []) replans.set(documentId, batchId);
   });
-  return { tally: ledger.dataset(), replans: { owners, earlierReplans: carried } };
+  return { tally: ledger.dataset(), replans: { owners, earlierReplans: earlier } };
 }
 
 /** The chunks without a vector: those the committed records list, and every chunk of a failed batch. */

@@ -1,11 +1,10 @@
 /**
- * Re-plans recorded by a version's earlier attempts (same plan, same batch ids), restored before a
- * resumed run plans again. A batch in a file carried over from the current version was planned by
- * another run: its re-plans say nothing of this plan's batches (restored, they made every chunk of
- * the document stale; produce.ts counts them as earlier re-plans). A document the calibration
- * records as re-planned is planned so from the start (RunSizing.plan): its batches are not the
- * attempt's, and the attempt's rows of it count only where the plan still has them
- * (RunSizing.restoreReplan).
+ * Re-plans recorded before this run, restored before it plans: by its version's earlier attempts
+ * (committed batches; the spill's are restored as it is replayed, spill-replay.ts), and by batches
+ * carried over from the current version. A carried batch was planned by another run: its re-plans
+ * own nothing (trusted, a document edited or deleted since kept its old rows there), and their rows
+ * count only where the plan still has them (RunSizing.earlierReplan). An attempt's own the document
+ * only where the calibration does not record the re-plan (RunSizing.restoreReplan).
  */
 import type { Chunk } from '../domain.js';
 import { linkedFrom } from './finalize.js';
@@ -15,6 +14,8 @@ import type { OutputSession } from './session.js';
 export interface ReplanOwners {
   /** A re-plan an earlier attempt recorded (RunSizing.restoreReplan). */
   restoreReplan(documentId: string, batchId: string): void;
+  /** A re-plan a carried batch recorded (RunSizing.earlierReplan). */
+  earlierReplan(documentId: string, batchId: string): void;
   /** Whether a chunk belongs to an old plan of a document re-planned by this or another batch. */
   isStale(chunk: Chunk, batchId: string): boolean;
 }
@@ -26,8 +27,11 @@ export async function restoreReplans(
 ): Promise<void> {
   const carried = await linkedFrom(dir, session.current);
   for (const [batchId, record] of session.committed) {
-    if (carried.has(session.fileOf.get(batchId) ?? '')) continue;
-    for (const documentId of record?.replanned ?? []) sizing.restoreReplan(documentId, batchId);
+    const fromCarried = carried.has(session.fileOf.get(batchId) ?? '');
+    for (const documentId of record?.replanned ?? []) {
+      if (fromCarried) sizing.earlierReplan(documentId, batchId);
+      else sizing.restoreReplan(documentId, batchId);
+    }
   }
 }
 

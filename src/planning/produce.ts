@@ -102,14 +102,7 @@ async function* carriedOrSent(
     let current: Batch | undefined = batch;
     while (current !== undefined && committed.has(current.batchId)) {
       const record = committed.get(current.batchId);
-      // The documents a batch committed before this run re-planned (RunSizing.restoreReplan). One
-      // carried from the version replaced owns none: its rows of them count only where they are
-      // still the plan's, and the batches that plan them now send them or take their vectors by
-      // hash (trusted, a document edited or deleted since kept its old rows there).
-      for (const documentId of record?.replanned ?? []) {
-        if (input.inherited?.has(current.batchId)) sizing.earlierReplan(documentId, current.batchId);
-        else sizing.restoreReplan(documentId, current.batchId);
-      }
+      // (What it re-planned was restored before planning: output/replans.ts.)
       const repair: ReturnType<typeof repairBatchOf> = record ? repairBatchOf(current, record) : undefined;
       // A repaired failure is no longer the version's: its repair batch holds the chunk.
       ledger.carry(
