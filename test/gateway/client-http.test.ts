@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel';
 import type { ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -333,6 +334,29 @@ describe('GatewayClient over HTTP: what is sent', () => {
     expect(received).toHaveLength(48);
     const byRequest = new Map(received.map((body) => [body.input[0], body.input]));
     for (let n = 0; n < 48; n++) expect(byRequest.get(inputsOf(n)[0]), `request ${n}`).toEqual(inputsOf(n));
+  });
+
+  it('writes the request a success freed a slot for before parsing that answer', async () => {
+    // One slot: the second call waits for it. Parsing the first answer before the second request
+    // was written kept the slot idle for as long (docs/benchmarks.md, "a thirty-sixth session").
+    const windowed = new GatewayClient({ baseUrl: server.baseUrl, apiKey: API_KEY, maxInFlight: 1 });
+    server.reply({ status: 200, body: OK_EMBEDDING }, { status: 200, body: OK_EMBEDDING });
+    const order: string[] = [];
+    const onSent = () => order.push('sent');
+    diagnostics.subscribe('undici:client:sendHeaders', onSent);
+    try {
+      await Promise.all(
+        ['first', 'second'].map((name) =>
+          windowed
+            .embeddings({ model: 'emu/embed-small', input: [name] })
+            .then(() => order.push(`${name} answered`)),
+        ),
+      );
+    } finally {
+      diagnostics.unsubscribe('undici:client:sendHeaders', onSent);
+      await windowed.close();
+    }
+    expect(order).toEqual(['sent', 'sent', 'first answered', 'second answered']);
   });
 
   it('refuses calls after close()', async () => {
