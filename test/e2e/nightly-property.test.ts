@@ -181,7 +181,12 @@ describe('nightly runs, randomized', () => {
         const killed = await child.result;
         if (killed.signal === 'SIGKILL') kills += 1;
       }
-      const result = await runCli(args, env());
+      let result = await runCli(args, env());
+      // This server fails ~30% of calls on a fixed schedule: a batch whose every attempt meets a
+      // fault ends the night with exit 5 and its chunks in _failures.jsonl. The tool's answer to
+      // that is a re-run, which sends them; the version is checked after it.
+      if (result.code === 5 && result.stderr.includes('failed after retries'))
+        result = await runCli(args, env());
       expect(result.code, why(`night ${night}: ${result.stderr}`)).toBe(0);
       await expectSoundAndFresh(out, input, docs, planArgs, `night ${night}`);
     }
