@@ -68,6 +68,8 @@ async function report(label, { summary, samples, peakRss }, bytes) {
   // The peak is the kernel's high-water mark: a rise between two samples counts (samples missed the
   // moment a large run's switch held its peak: docs/benchmarks.md, a sixteenth session).
   const sampled = Math.max(...samples.map((s) => s.rss));
+  // When the high-water mark was set (to a sample): the run's steady state, or a moment such as its switch.
+  const reached = samples.find((s) => s.hwm >= peakRss) ?? samples[samples.length - 1];
   const deciles = Array.from(
     { length: 10 },
     (_, i) => samples[Math.floor(((i + 1) / 10) * (samples.length - 1))],
@@ -82,8 +84,8 @@ async function report(label, { summary, samples, peakRss }, bytes) {
       `(${mb(bytes / (summary.elapsedMs / 1000))} MB/s of corpus)`,
   );
   console.log(
-    `memory: ${label}peak RSS ${mb(peakRss)} MB (VmHWM; highest sample ${mb(sampled)} MB); ` +
-      `by decile: ${deciles.map((s) => mb(s.rss)).join(' ')} MB`,
+    `memory: ${label}peak RSS ${mb(peakRss)} MB (VmHWM, set by ${(reached.t / 1000).toFixed(1)} s of ` +
+      `${(samples[samples.length - 1].t / 1000).toFixed(1)}; highest sample ${mb(sampled)} MB); by decile: ${deciles.map((s) => mb(s.rss)).join(' ')} MB`,
   );
 }
 
