@@ -128,11 +128,12 @@ export const DEFAULTS = {
    * The soft target for resident memory of `run`, `enqueue` and `worker` (observability/
    * memory-target.ts): past it, a full garbage collection at once, at most once a second and in
    * at most 2% of the time, less often while collections free next to nothing (up to a minute
-   * apart), and V8's heap let grow to 2× what survived its last full collection instead of up to
-   * 4×, until resident memory falls below 90% of the target. 208 MB: a run passes it within its
-   * first seconds, before V8 has grown its heap, so a long run stays where a short one ends; at
-   * 256 a long run filled up to the target and a short one ended below it (docs/benchmarks.md, a
-   * thirty-seventh session). 2×, not 1.3×: peaks as low, where 1.3× took 11–18% more CPU.
+   * apart), and V8's heap let grow by 30% over what survived its last full collection instead of
+   * up to 4×, until resident memory falls below 90% of the target. 208 MB: a run passes it within
+   * its first seconds, before V8 has grown its heap, so a long run stays where a short one ends; at
+   * 256 a long run filled up to the target over minutes and a short one ended below it. The price
+   * is CPU on long runs, ~15% at 4 GB (docs/benchmarks.md, a thirty-seventh session: 2× cost none,
+   * but let a nightly peak 40 MB higher).
    */
   memoryTarget: {
     mb: 208,
@@ -140,7 +141,7 @@ export const DEFAULTS = {
     minGapMs: 1_000,
     maxGapMs: 64_000,
     maxShare: 0.02,
-    heapGrowingPercent: 100,
+    heapGrowingPercent: 30,
     heapReleaseShare: 0.9,
   },
   /**

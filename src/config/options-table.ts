@@ -436,7 +436,7 @@ export const OPTIONS = {
   },
   memoryTarget: {
     flag: '--memory-target <MB>',
-    help: 'resident memory past which garbage is collected at once (at most once a second, 2% of the time) and the heap kept within 2× what survives; 0: when V8 chooses',
+    help: 'resident memory past which garbage is collected at once (at most once a second, 2% of the time) and the heap kept within 1.3× what survives; 0: when V8 chooses',
     type: int(0, 1_000_000),
     commands: CLIENTS,
     default: DEFAULTS.memoryTarget.mb,
