@@ -132,8 +132,8 @@ export const DEFAULTS = {
    * up to 4×, until resident memory falls below 90% of the target. 208 MB: a run passes it within
    * its first seconds, before V8 has grown its heap, so a long run stays where a short one ends; at
    * 256 a long run filled up to the target over minutes and a short one ended below it. The price
-   * is CPU on long runs, ~15% at 4 GB (docs/benchmarks.md, a thirty-seventh session: 2× cost none,
-   * but let a nightly peak 40 MB higher).
+   * is CPU on long runs; a factor of 2× cost none but let a nightly peak higher (docs/benchmarks.md,
+   * a thirty-seventh session).
    */
   memoryTarget: {
     mb: 208,
