@@ -69,7 +69,7 @@ async function report(label, { summary, samples, peakRss }, bytes) {
   // moment a large run's switch held its peak: docs/benchmarks.md, a sixteenth session).
   const sampled = Math.max(...samples.map((s) => s.rss));
   // When the high-water mark was set (to a sample): the run's steady state, or a moment such as its switch.
-  const reached = samples.find((s) => s.hwm >= peakRss) ?? samples[samples.length - 1];
+  const reached = samples.find((s) => s.hwm === peakRss);
   const deciles = Array.from(
     { length: 10 },
     (_, i) => samples[Math.floor(((i + 1) / 10) * (samples.length - 1))],
